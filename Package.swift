@@ -1,0 +1,80 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "deskd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "deskd", targets: ["deskd"]),
+        .executable(name: "deskctl", targets: ["deskctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
+        .target(name: "DeskCore"),
+        // libvncclient, for RFB probing and for the tests' real VNC client.
+        .systemLibrary(
+            name: "CVNCClient",
+            pkgConfig: "libvncclient",
+            providers: [.apt(["libvncserver-dev"])]
+        ),
+        // Two system calls Swift's Glibc module does not reach.
+        .target(name: "CDeskShims"),
+        // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
+        .target(
+            name: "DeskLinux",
+            dependencies: [
+                "DeskCore",
+                "CDeskShims",
+                "CVNCClient",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The daemon: session manager, store and control server.
+        .target(
+            name: "DeskDaemon",
+            dependencies: [
+                "DeskCore",
+                "DeskLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
+        .target(name: "DeskClient", dependencies: ["DeskCore"]),
+        .executableTarget(
+            name: "deskd",
+            dependencies: [
+                "DeskDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "deskctl",
+            dependencies: [
+                "DeskCore",
+                "DeskClient",
+                "DeskLinux",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),
+        .testTarget(
+            name: "DeskEndToEndTests",
+            dependencies: ["DeskCore", "DeskClient", "DeskLinux"]
+        ),
+    ]
+)

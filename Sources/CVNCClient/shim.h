@@ -1,0 +1,1 @@
+#include <rfb/rfbclient.h>

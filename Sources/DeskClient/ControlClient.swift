@@ -1,0 +1,86 @@
+import DeskCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Talks to deskd over its control socket: one request, one reply, blocking.
+/// Kept free of NIO so `deskctl` starts in milliseconds.
+public struct ControlClient: Sendable {
+    public let socketPath: String
+    /// Long enough for a start (Xvnc start-up plus the desktop launch) on a loaded host.
+    public var timeoutSeconds = 60
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    /// The socket from `--socket`, else `$DESKD_SOCKET`, else the default.
+    public static func socketPath(option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        option ?? environment[ControlProtocol.socketEnvironmentKey] ?? ControlProtocol.defaultSocketPath
+    }
+
+    public struct Unreachable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public func send(_ request: Request) throws -> Response {
+        var data = try JSONEncoder.desk.encode(request)
+        data.append(UInt8(ascii: "\n"))
+        let reply = try exchange(Array(data))
+        do {
+            return try JSONDecoder.desk.decode(Response.self, from: Data(reply))
+        } catch {
+            throw Unreachable(description: "deskd at \(socketPath) sent a reply deskctl cannot read; are deskd and deskctl the same version?")
+        }
+    }
+
+    /// Sends raw bytes and returns the raw reply; the tests use it to send malformed requests.
+    public func exchange(_ bytes: [UInt8]) throws -> [UInt8] {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw unreachable(errno) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(socketPath.utf8)
+        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw Unreachable(description: "socket path \(socketPath) is too long for a Unix socket; use a shorter one.")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw unreachable(errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw Unreachable(description: "deskd at \(socketPath) closed the connection before the request was sent.") }
+            offset += n
+        }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { reply += buffer[0..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw Unreachable(description: "deskd at \(socketPath) did not answer within \(timeoutSeconds) seconds; check it with: journalctl -u deskd.")
+            }
+            break
+        }
+        guard !reply.isEmpty else {
+            throw Unreachable(description: "deskd at \(socketPath) closed the connection without a reply; check it with: journalctl -u deskd.")
+        }
+        return reply
+    }
+
+    private func unreachable(_ code: Int32) -> Unreachable {
+        let reason = String(cString: strerror(code))
+        let hint = code == EACCES ? "you may not use this socket" : "is deskd running? (systemctl status deskd)"
+        return Unreachable(description: "cannot reach deskd at \(socketPath) (\(reason)); \(hint).")
+    }
+}

@@ -1,0 +1,36 @@
+/// The one error type deskd speaks: a stable code for scripts and a sentence for people.
+///
+/// The code travels on the wire as its raw value; the message says what was wrong and what to do.
+public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Codable, Sendable {
+        case badRequest = "bad-request"
+        case unsupportedVersion = "unsupported-version"
+        case requestTooLarge = "request-too-large"
+        case unknownUser = "unknown-user"
+        case userNotAllowed = "user-not-allowed"
+        case permissionDenied = "permission-denied"
+        case invalidGeometry = "invalid-geometry"
+        case invalidDepth = "invalid-depth"
+        case invalidDesktop = "invalid-desktop"
+        case invalidDisplay = "invalid-display"
+        case displayBusy = "display-busy"
+        case noFreeDisplay = "no-free-display"
+        case noSuchSession = "no-such-session"
+        case xvncMissing = "xvnc-missing"
+        case xvncExited = "xvnc-exited"
+        case startTimedOut = "start-timed-out"
+        case limitReached = "limit-reached"
+        case invalidDuration = "invalid-duration"
+        case internalError = "internal-error"
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

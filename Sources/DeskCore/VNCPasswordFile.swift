@@ -1,0 +1,44 @@
+/// The contents of a TigerVNC password file (`-rfbauth`), as `vncpasswd -f` writes it.
+///
+/// Each password is truncated or NUL-padded to 8 bytes and DES-encrypted with VNC's fixed key;
+/// an optional second block holds the view-only password. This is obfuscation, not protection:
+/// the file's 0600 mode is what keeps it secret.
+public enum VNCPasswordFile {
+    /// VNC's fixed key `17 52 6B 06 23 4E 58 07` in d3des form, bit-reversed per byte into a standard DES key.
+    static let fixedKey: UInt64 = 0xE84A_D660_C472_1AE0
+
+    /// VNC authentication looks at no more than 8 characters.
+    public static let passwordLength = 8
+
+    public static func encode(password: String, viewOnly: String? = nil) -> [UInt8] {
+        var bytes = obfuscate(password)
+        if let viewOnly { bytes += obfuscate(viewOnly) }
+        return bytes
+    }
+
+    static func obfuscate(_ password: String) -> [UInt8] {
+        var block: UInt64 = 0
+        let utf8 = Array(password.utf8.prefix(passwordLength))
+        for index in 0..<8 {
+            block = block << 8 | UInt64(index < utf8.count ? utf8[index] : 0)
+        }
+        let cipher = DES.encrypt(block: block, key: fixedKey)
+        return (0..<8).map { UInt8(truncatingIfNeeded: cipher >> UInt64(56 - 8 * $0)) }
+    }
+}
+
+/// Session passwords: 8 characters, because VNC authentication reads no more.
+public enum SessionPassword {
+    /// No look-alikes (0/O, 1/l/I), so a password read off a terminal is typed right the first time.
+    static let alphabet = Array("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+
+    /// A fresh password from `generator`; the daemon passes the system CSPRNG.
+    public static func generate<G: RandomNumberGenerator>(using generator: inout G) -> String {
+        String((0..<VNCPasswordFile.passwordLength).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+
+    public static func generate() -> String {
+        var system = SystemRandomNumberGenerator()
+        return generate(using: &system)
+    }
+}

@@ -1,0 +1,63 @@
+/// An xstartup script with `{{name}}` tokens, rendered by token substitution.
+///
+/// Every token expands to a single-quoted shell word, so a home directory with a space or a
+/// quote in it cannot change what the script does. A token the renderer does not know is an
+/// error rather than an empty string: a typo in an admin's template must not start a broken desktop.
+public struct XstartupTemplate: Sendable {
+    public let name: String
+    public let text: String
+
+    public init(name: String, text: String) {
+        self.name = name
+        self.text = text
+    }
+
+    /// Desktop names are file names under a templates directory: keep them to a safe alphabet.
+    public static func validate(desktopName name: String) throws(DeskError) -> String {
+        let allowed = name.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 95 }
+        guard !name.isEmpty, name.utf8.count <= 32, allowed, name.first != "-" else {
+            throw DeskError(.invalidDesktop, "'\(name)' is not a desktop name; use lowercase letters, digits, - and _ (for example xterm or gnome).")
+        }
+        return name
+    }
+
+    public func render(_ values: [String: String]) throws(DeskError) -> String {
+        var output = ""
+        var rest = Substring(text)
+        while let open = rest.range(of: "{{") {
+            output += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].range(of: "}}") else {
+                throw DeskError(.invalidDesktop, "template \(name) has an unclosed '{{'; fix the template.")
+            }
+            let token = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
+            guard let value = values[token] else {
+                throw DeskError(.invalidDesktop, "template \(name) uses unknown token {{\(token)}}; known tokens are \(values.keys.sorted().joined(separator: ", ")).")
+            }
+            output += Self.shellQuoted(value)
+            rest = rest[close.upperBound...]
+        }
+        return output + rest
+    }
+
+    /// `it's` becomes `'it'\''s'`.
+    public static func shellQuoted(_ value: String) -> String {
+        "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}
+
+extension Substring {
+    fileprivate func range(of needle: String) -> Range<Substring.Index>? {
+        var index = startIndex
+        while index < endIndex {
+            if self[index...].hasPrefix(needle) {
+                return index..<self.index(index, offsetBy: needle.count)
+            }
+            index = self.index(after: index)
+        }
+        return nil
+    }
+
+    fileprivate func trimmingSpaces() -> String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}

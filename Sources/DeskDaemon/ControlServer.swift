@@ -1,0 +1,120 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// The control socket: a Unix stream socket, one request per connection, each connection in its
+/// own child task so a slow or broken client never holds up another.
+public struct ControlServer: Service {
+    let socketPath: String
+    let handler: ControlHandler
+    let logger: Logger
+    /// A client has this long to send its request.
+    let readDeadline: Duration = .seconds(5)
+    /// Called once the socket accepts connections (systemd readiness, tests).
+    let onListening: @Sendable () -> Void
+
+    public init(socketPath: String, handler: ControlHandler, logger: Logger, onListening: @escaping @Sendable () -> Void = {}) {
+        self.socketPath = socketPath
+        self.handler = handler
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        try Self.refuseIfAnotherDaemonListens(socketPath)
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel -> EventLoopFuture<(NIOAsyncChannel<ByteBuffer, ByteBuffer>, PeerCredentials)> in
+                guard let provider = channel as? any SocketOptionProvider else {
+                    return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+                }
+                return provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+                    .flatMapThrowing { (cred: PeerCredentials.UCred) in
+                        (try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel), PeerCredentials(cred))
+                    }
+            }
+        // Every local user may connect; what each may do is decided per request from SO_PEERCRED.
+        chmod(socketPath, 0o666)
+        logger.info("listening", metadata: ["socket.path": "\(socketPath)"])
+        onListening()
+
+        try await cancelWhenGracefulShutdown {
+            try await server.executeThenClose { connections in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await (connection, peer) in connections {
+                        group.addTask { await serve(connection, peer: peer) }
+                    }
+                }
+            }
+        }
+        unlink(socketPath)
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: PeerCredentials) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                let reply: Response
+                switch await readRequest(inbound) {
+                case .success(let bytes): reply = await handler.handle(bytes, from: peer)
+                case .failure(let error): reply = Response(error: error)
+                }
+                var data = try JSONEncoder.desk.encode(reply)
+                data.append(UInt8(ascii: "\n"))
+                try await outbound.write(ByteBuffer(bytes: data))
+            }
+        } catch {
+            logger.debug("connection ended with an error", metadata: ["peer.uid": "\(peer.uid)", "error": "\(error)"])
+        }
+    }
+
+    /// Reads up to the first newline (or the end), within the size cap and the read deadline.
+    private func readRequest(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>) async -> Result<[UInt8], DeskError> {
+        await withTaskGroup(of: Result<[UInt8], DeskError>?.self) { group in
+            group.addTask {
+                var bytes: [UInt8] = []
+                do {
+                    for try await chunk in inbound {
+                        bytes += chunk.readableBytesView
+                        if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) { return .success(Array(bytes[..<newline])) }
+                        if bytes.count > ControlProtocol.maxRequestBytes {
+                            return .failure(DeskError(.requestTooLarge, "request is larger than \(ControlProtocol.maxRequestBytes) bytes; send one JSON object per line."))
+                        }
+                    }
+                } catch {
+                    return .failure(DeskError(.badRequest, "the connection failed while reading the request."))
+                }
+                return .success(bytes)
+            }
+            group.addTask {
+                try? await Task.sleep(for: readDeadline)
+                return Task.isCancelled ? nil : .failure(DeskError(.badRequest, "no complete request within \(readDeadline); send one JSON object and a newline."))
+            }
+            let first = await group.next()!!
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Binding would unlink a live daemon's socket; refuse instead of stealing it.
+    static func refuseIfAnotherDaemonListens(_ path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected == 0 {
+            throw OSError("another deskd is already listening on", path: path, errno: EADDRINUSE)
+        }
+    }
+}

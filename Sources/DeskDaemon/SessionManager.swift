@@ -1,0 +1,379 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Logging
+
+/// The truth about every session deskd runs: starts, lists, kills, and notices exits.
+///
+/// An actor, so allocation decisions never race: a display is reserved before the first
+/// `await` of a start, and concurrent starts land on distinct displays.
+public actor SessionManager {
+    private let configuration: DaemonConfiguration
+    private let logger: Logger
+    private let store: SessionStore
+    private let templates: TemplateLibrary
+    private let policy: AccessPolicy
+    private let allocator: DisplayAllocator
+    private let exitMonitor = ExitMonitor()
+    private let cgroupBase: String?
+
+    private var records: [Display: SessionRecord] = [:]
+    /// Displays with a start in flight, not yet in `records`.
+    private var reserved: Set<Display> = []
+    /// Session ids being torn down, so exit notifications during a kill do not tear down twice.
+    private var terminating: Set<String> = []
+
+    public init(configuration: DaemonConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.store = SessionStore(directory: configuration.sessionRecordsDirectory)
+        self.templates = TemplateLibrary(directories: configuration.templateDirectories)
+        self.policy = AccessPolicy(minimumUID: configuration.minimumUID)
+        self.allocator = DisplayAllocator(range: configuration.displayRange)
+        self.cgroupBase = SessionCGroup.defaultBase()
+        try StateDirectory.prepare(configuration)
+        if cgroupBase == nil {
+            logger.warning("no writable cgroup v2 hierarchy; sessions are killed by process group and environment sweep")
+        }
+    }
+
+    // MARK: Re-adoption
+
+    /// Takes back every session a previous deskd left running, and forgets the dead ones.
+    /// A record is trusted only if /proc agrees on pid, start time, uid and executable.
+    public func adoptRunningSessions() async {
+        let (loaded, unreadable) = store.loadAll()
+        for path in unreadable { logger.warning("dropped unreadable session record", metadata: ["record.path": "\(path)"]) }
+        for record in loaded {
+            let session = record.session
+            if Self.isSameProcess(session) {
+                records[session.display] = record
+                watch(record)
+                logger.info("session adopted", metadata: metadata(session))
+            } else {
+                logger.info("session gone while deskd was away; cleaning up", metadata: metadata(session))
+                await tearDown(record, reason: "gone")
+            }
+        }
+    }
+
+    static func isSameProcess(_ session: Session) -> Bool {
+        guard let process = ProcFS.process(session.pid), process.state != "Z",
+              process.startTicks == session.pidStartTicks,
+              ProcFS.uid(of: session.pid) == session.uid,
+              ProcFS.executable(of: session.pid) == session.executable
+        else { return false }
+        return true
+    }
+
+    // MARK: Start
+
+    public func start(_ request: Request, caller: Caller) async throws(DeskError) -> Session {
+        let template = try templates.template(named: request.desktop ?? configuration.defaultDesktop)
+        let geometry = try request.geometry.map { text throws(DeskError) in try Geometry(parsing: text) } ?? configuration.defaultGeometry
+        let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
+        let requested = try request.display.map { number throws(DeskError) in try Display(parsing: String(number), range: configuration.displayRange) }
+        let account = try resolveAccount(request.user, caller: caller)
+        guard access(configuration.xvncPath, X_OK) == 0 else {
+            throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
+        }
+        do { try XSocketDirectory.ensure() } catch {
+            throw DeskError(.internalError, "cannot prepare \(XSocketDirectory.path): \(error).")
+        }
+
+        // Another X server can win a display between our look and Xvnc's own lock: then try the next.
+        var tried: Set<Display> = []
+        while true {
+            let snapshot = DisplaySnapshot.take()
+            let display = try allocator.choose(requested: requested, skipping: tried) { display in
+                records[display] != nil || reserved.contains(display) ? .heldByDeskd : snapshot.occupancy(of: display)
+            }
+            reserved.insert(display)
+            do {
+                let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller)
+                reserved.remove(display)
+                return session
+            } catch LaunchError.displayTaken {
+                reserved.remove(display)
+                tried.insert(display)
+                logger.info("display taken by another X server; trying the next", metadata: ["session.display": "\(display)"])
+                if requested != nil || tried.count >= 8 {
+                    throw DeskError(.displayBusy, "display \(display) was taken by another X server while starting; try again.")
+                }
+            } catch LaunchError.failed(let error) {
+                reserved.remove(display)
+                throw error
+            } catch {
+                reserved.remove(display)
+                throw DeskError(.internalError, "\(error)")
+            }
+        }
+    }
+
+    private enum LaunchError: Error {
+        case displayTaken
+        case failed(DeskError)
+    }
+
+    private func resolveAccount(_ name: String?, caller: Caller) throws(DeskError) -> UserAccount {
+        let account: UserAccount
+        if let name {
+            guard let found = UserAccount.named(name) else {
+                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
+            }
+            guard policy.mayAct(caller, onSessionOf: found.uid) else {
+                throw DeskError(.permissionDenied, "only an admin may start a desktop for another user (\(found.name)); leave out --user to start your own.")
+            }
+            account = found
+        } else {
+            guard caller.uid != 0 else {
+                throw DeskError(.userNotAllowed, "deskd does not run desktops as root; name the user: deskctl start --user NAME.")
+            }
+            guard let found = UserAccount.withUID(caller.uid) else {
+                throw DeskError(.unknownUser, "your uid \(caller.uid) has no account on this host.")
+            }
+            account = found
+        }
+        try policy.checkDesktopAccount(name: account.name, uid: account.uid)
+        return account
+    }
+
+    private func launch(on display: Display, account: UserAccount, template: XstartupTemplate,
+                        geometry: Geometry, depth: Int, caller: Caller) async throws -> Session {
+        let id = Self.newSessionID()
+        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        let xstartup: String
+        do {
+            xstartup = try template.render([
+                "user": account.name, "home": account.home, "display": display.description,
+                "geometry": geometry.description, "desktop": template.name, "session_dir": directory.path,
+            ])
+        } catch { throw LaunchError.failed(error) }
+
+        XLockFile.reclaim(display)
+        let password = SessionPassword.generate()
+        let logs = try directory.create(owner: account.uid, group: account.gid,
+                                        password: VNCPasswordFile.encode(password: password), xstartup: xstartup)
+        var desktopLog: Int32? = logs.desktopLog
+        defer { if let desktopLog { close(desktopLog) } }
+        let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
+        let environment = [
+            "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
+            "PATH": configuration.sessionPath, "DISPLAY": display.description, ProcessSweep.markerKey: id,
+        ]
+        var record = SessionRecord(
+            session: Session(
+                id: id, user: account.name, uid: account.uid, gid: account.gid, display: display, pid: 0,
+                pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
+                desktop: template.name, geometry: geometry, depth: depth
+            ),
+            cgroup: cgroup?.path
+        )
+
+        let xvnc: LaunchedProcess
+        do {
+            xvnc = try await SessionLauncher.launch(.init(
+                executable: configuration.xvncPath,
+                arguments: xvncArguments(display: display, geometry: geometry, depth: depth, directory: directory, user: account.name),
+                account: account, environment: environment, logFD: logs.xvncLog, cgroup: cgroup
+            ))
+        } catch {
+            await tearDown(record, reason: "spawn failed")
+            throw LaunchError.failed(DeskError(.internalError, "could not launch Xtigervnc: \(error)."))
+        }
+        record.session.pid = xvnc.pid
+
+        // Ready means a real RFB handshake on the port: the port is open and Xvnc is serving.
+        let deadline = ContinuousClock.now + configuration.startTimeout
+        while true {
+            if !ProcFS.isAlive(xvnc.pid) {
+                let lines = directory.tail(of: directory.xvncLog)
+                await tearDown(record, reason: "xvnc exited during start")
+                if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
+                    throw LaunchError.displayTaken
+                }
+                throw LaunchError.failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
+            }
+            if case .answered = RFBHandshake.attempt(port: display.rfbPort, timeoutMilliseconds: 500) { break }
+            if ContinuousClock.now > deadline {
+                await tearDown(record, reason: "start timed out")
+                throw LaunchError.failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."))
+            }
+            try? await Task.sleep(for: .milliseconds(4))
+        }
+        record.session.pidStartTicks = ProcFS.process(xvnc.pid)?.startTicks ?? 0
+        record.session.executable = ProcFS.executable(of: xvnc.pid) ?? configuration.xvncPath
+
+        do {
+            let desktop = try await SessionLauncher.launch(.init(
+                executable: "/bin/sh", arguments: [directory.xstartup],
+                account: account, environment: environment, logFD: logs.desktopLog, cgroup: cgroup
+            ))
+            desktopLog = nil  // the launcher closed it
+            record.session.desktopPid = desktop.pid
+        } catch {
+            await tearDown(record, reason: "desktop spawn failed")
+            throw LaunchError.failed(DeskError(.internalError, "could not launch the desktop: \(error)."))
+        }
+
+        record.session.state = .ready
+        records[display] = record
+        do { try store.save(record) } catch {
+            logger.error("cannot write session record; the session will not survive a daemon restart", metadata: ["error": "\(error)"])
+        }
+        watch(record)
+        var reply = record.session
+        reply.password = password
+        logger.info("session started", metadata: metadata(record.session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
+        return reply
+    }
+
+    private func xvncArguments(display: Display, geometry: Geometry, depth: Int, directory: SessionDirectory, user: String) -> [String] {
+        [
+            display.description,
+            "-rfbport", String(display.rfbPort),
+            "-localhost",
+            "-nolisten", "tcp",
+            "-SecurityTypes", "VncAuth",
+            "-rfbauth", directory.passwordFile,
+            "-geometry", geometry.description,
+            "-depth", String(depth),
+            "-desktop", "\(user)'s desktop (\(display))",
+            "-AlwaysShared",
+        ]
+    }
+
+    private static func newSessionID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    // MARK: List, show, kill
+
+    public func list(all: Bool, caller: Caller) -> [Session] {
+        records.values.map(\.session)
+            .filter { all && caller.isAdmin ? true : $0.uid == caller.uid }
+            .sorted { $0.display < $1.display }
+    }
+
+    public func show(_ display: Display, caller: Caller) throws(DeskError) -> Session {
+        guard let session = records[display]?.session else {
+            throw DeskError(.noSuchSession, "there is no deskd session on display \(display); see the running ones with deskctl list.")
+        }
+        guard policy.mayAct(caller, onSessionOf: session.uid) else { throw AccessPolicy.notYours(display, action: "see") }
+        return session
+    }
+
+    public func kill(_ request: Request, caller: Caller) async throws(DeskError) -> [Session] {
+        let targets: [SessionRecord]
+        if let number = request.display {
+            let display = try Display(parsing: String(number), range: Display.supportedRange)
+            guard let record = records[display] else {
+                throw DeskError(.noSuchSession, "there is no deskd session on display \(display); see the running ones with deskctl list.")
+            }
+            guard policy.mayAct(caller, onSessionOf: record.session.uid) else { throw AccessPolicy.notYours(display, action: "kill") }
+            targets = [record]
+        } else if let name = request.user {
+            guard let account = UserAccount.named(name) else {
+                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
+            }
+            guard policy.mayAct(caller, onSessionOf: account.uid) else {
+                throw DeskError(.permissionDenied, "only an admin may kill another user's (\(account.name)) sessions.")
+            }
+            targets = records.values.filter { $0.session.uid == account.uid }
+        } else if request.all == true {
+            targets = records.values.filter { policy.mayAct(caller, onSessionOf: $0.session.uid) }
+        } else {
+            throw DeskError(.badRequest, "say which sessions to kill: a display (:N), --user NAME or --all.")
+        }
+        var killed: [Session] = []
+        for record in targets.sorted(by: { $0.session.display < $1.session.display }) {
+            logger.info("session kill requested", metadata: metadata(record.session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
+            await tearDown(record, reason: "killed")
+            var session = record.session
+            session.state = .exited
+            killed.append(session)
+        }
+        return killed
+    }
+
+    // MARK: Exits and teardown
+
+    private func watch(_ record: SessionRecord) {
+        let id = record.session.id
+        exitMonitor.watch(record.session.pid) { [weak self] in
+            Task { await self?.processExited(sessionID: id, role: "xvnc") }
+        }
+        if configuration.desktopExitEndsSession, let desktop = record.session.desktopPid {
+            exitMonitor.watch(desktop) { [weak self] in
+                Task { await self?.processExited(sessionID: id, role: "desktop") }
+            }
+        }
+    }
+
+    private func processExited(sessionID: String, role: String) async {
+        guard !terminating.contains(sessionID),
+              let record = records.values.first(where: { $0.session.id == sessionID }) else { return }
+        logger.info("session process exited; ending the session", metadata: metadata(record.session).merging(["process.role": "\(role)"]) { $1 })
+        await tearDown(record, reason: "\(role) exited")
+    }
+
+    /// Ends everything of a session and removes its traces: SIGTERM to every process, SIGKILL
+    /// after the grace period, then the cgroup, the lock and socket Xvnc left, the runtime
+    /// directory and the record. Safe to call for a session that is half started or already gone.
+    private func tearDown(_ record: SessionRecord, reason: String) async {
+        let session = record.session
+        terminating.insert(session.id)
+        defer { terminating.remove(session.id) }
+        let cgroup = record.cgroup.map(SessionCGroup.init(path:))
+        let members: @Sendable () -> [pid_t] = {
+            if let cgroup, cgroup.exists { return cgroup.pids }
+            var pids = ProcessSweep.pids(uid: session.uid, sessionID: session.id)
+            if Self.isSameProcess(session), !pids.contains(session.pid) { pids.append(session.pid) }
+            return pids
+        }
+
+        var remaining = members()
+        if !remaining.isEmpty {
+            for pid in remaining { Glibc.kill(pid, SIGTERM) }
+            remaining = await Self.waitUntilEmpty(members, for: configuration.killGrace)
+        }
+        if !remaining.isEmpty {
+            logger.info("session did not end on SIGTERM; sending SIGKILL", metadata: metadata(session).merging(["session.remaining": "\(remaining.count)"]) { $1 })
+            if let cgroup, cgroup.exists { cgroup.killAll() } else { for pid in remaining { Glibc.kill(pid, SIGKILL) } }
+            remaining = await Self.waitUntilEmpty(members, for: .seconds(5))
+            if !remaining.isEmpty {
+                logger.error("session processes survived SIGKILL", metadata: metadata(session).merging(["session.pids": "\(remaining)"]) { $1 })
+            }
+        }
+        cgroup?.remove()
+        XLockFile.reclaim(session.display)
+        SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(session.display.number)").remove()
+        if records[session.display]?.session.id == session.id {
+            records[session.display] = nil
+            store.remove(session.display)
+        }
+        logger.info("session ended", metadata: metadata(session).merging(["session.reason": "\(reason)"]) { $1 })
+    }
+
+    private static func waitUntilEmpty(_ members: @Sendable () -> [pid_t], for limit: Duration) async -> [pid_t] {
+        let deadline = ContinuousClock.now + limit
+        var remaining = members()
+        while !remaining.isEmpty && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+            remaining = members()
+        }
+        return remaining
+    }
+
+    private func metadata(_ session: Session) -> Logger.Metadata {
+        ["session.display": "\(session.display)", "session.user": "\(session.user)", "session.pid": "\(session.pid)"]
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}

@@ -1,0 +1,46 @@
+import DeskCore
+import Foundation
+
+/// What deskd persists per session: the session and where its processes live.
+struct SessionRecord: Codable, Sendable {
+    var session: Session
+    /// The session's cgroup, if it has one.
+    var cgroup: String?
+}
+
+/// One JSON file per session under `<state>/sessions`, written atomically (temp file + rename),
+/// so a daemon killed mid-write leaves the old record or the new one, never half of one.
+struct SessionStore: Sendable {
+    let directory: String
+
+    func save(_ record: SessionRecord) throws {
+        let data = try JSONEncoder.desk.encode(record)
+        try data.write(to: url(for: record.session.display), options: .atomic)
+    }
+
+    func remove(_ display: Display) {
+        try? FileManager.default.removeItem(at: url(for: display))
+    }
+
+    /// Every readable record; unreadable ones are reported so the caller can log and drop them.
+    func loadAll() -> (records: [SessionRecord], unreadable: [String]) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var records: [SessionRecord] = []
+        var unreadable: [String] = []
+        for name in names.sorted() where name.hasSuffix(".json") {
+            let path = directory + "/" + name
+            if let data = FileManager.default.contents(atPath: path),
+               let record = try? JSONDecoder.desk.decode(SessionRecord.self, from: data) {
+                records.append(record)
+            } else {
+                unreadable.append(path)
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+        return (records, unreadable)
+    }
+
+    private func url(for display: Display) -> URL {
+        URL(fileURLWithPath: directory).appendingPathComponent("\(display.number).json")
+    }
+}

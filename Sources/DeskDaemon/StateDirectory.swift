@@ -1,0 +1,20 @@
+import DeskLinux
+import Glibc
+
+/// The runtime state directory and its two subdirectories, made root-owned and checked:
+/// deskd refuses to run on a state directory someone else controls.
+enum StateDirectory {
+    static func prepare(_ configuration: DaemonConfiguration) throws {
+        for (path, mode) in [(configuration.stateDirectory, mode_t(0o755)),
+                             (configuration.sessionRecordsDirectory, 0o700),
+                             (configuration.sessionDirectoriesRoot, 0o755)] {
+            if mkdir(path, mode) != 0 && errno != EEXIST { throw OSError("mkdir", path: path) }
+            var info = stat()
+            guard lstat(path, &info) == 0 else { throw OSError("stat", path: path) }
+            guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
+                throw OSError("refusing state directory not owned by deskd's user (or a symlink)", path: path, errno: EPERM)
+            }
+            chmod(path, mode)
+        }
+    }
+}

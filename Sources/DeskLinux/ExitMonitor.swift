@@ -1,0 +1,55 @@
+import CDeskShims
+import Foundation
+import Glibc
+import Synchronization
+
+/// Tells deskd within milliseconds that a process has exited, whether or not it is deskd's child:
+/// one thread polls a pidfd per watched process. Re-adopted sessions (children of init after a
+/// daemon restart) are watched exactly like fresh ones.
+public final class ExitMonitor: Sendable {
+    private let wakeWrite: Int32
+    private let watched = Watched()
+
+    /// pidfd → what to call when it becomes readable; shared with the monitor thread.
+    private final class Watched: Sendable {
+        let callbacks = Mutex<[Int32: @Sendable () -> Void]>([:])
+    }
+
+    public init() {
+        var fds: [Int32] = [-1, -1]
+        deskd_pipe_cloexec_nonblock(&fds)
+        wakeWrite = fds[1]
+        let wakeRead = fds[0]
+        let thread = Thread { [watched] in Self.run(wakeRead: wakeRead, watched: watched) }
+        thread.name = "deskd-exit-monitor"
+        thread.start()
+    }
+
+    /// Calls `onExit` once when `pid` exits — at once if it is already gone.
+    public func watch(_ pid: pid_t, onExit: @escaping @Sendable () -> Void) {
+        let fd = deskd_pidfd_open(pid)
+        guard fd >= 0 else {
+            onExit()
+            return
+        }
+        watched.callbacks.withLock { $0[fd] = onExit }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wakeWrite, &byte, 1)
+    }
+
+    private static func run(wakeRead: Int32, watched: Watched) {
+        var drain = [UInt8](repeating: 0, count: 64)
+        while true {
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            fds += watched.callbacks.withLock { $0.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } }
+            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { return }
+            if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
+            // A pidfd becomes readable when its process exits.
+            for entry in fds.dropFirst() where entry.revents != 0 {
+                let callback = watched.callbacks.withLock { $0.removeValue(forKey: entry.fd) }
+                close(entry.fd)
+                callback?()
+            }
+        }
+    }
+}

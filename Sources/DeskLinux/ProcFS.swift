@@ -1,0 +1,121 @@
+import Glibc
+
+/// Reads of /proc: the kernel's truth about processes and sockets.
+public enum ProcFS {
+    /// Reads a whole (small) file, or nil if it cannot be opened. /proc files report size 0, so read to EOF.
+    public static func read(_ path: String, limit: Int = 1 << 22) -> [UInt8]? {
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { buffer in retryingEINTR { Glibc.read(fd, buffer.baseAddress, buffer.count) } }
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return bytes
+    }
+
+    public static func readText(_ path: String) -> String? {
+        read(path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// What /proc says about one process.
+    public struct Process: Sendable, Equatable {
+        public let pid: pid_t
+        /// Field 3 of stat: R, S, D, Z, T...
+        public let state: Character
+        /// Field 22 of stat: start time in clock ticks since boot.
+        public let startTicks: UInt64
+        public let processGroup: pid_t
+        public let session: pid_t
+    }
+
+    public static func process(_ pid: pid_t) -> Process? {
+        guard pid > 0, let stat = readText("/proc/\(pid)/stat") else { return nil }
+        // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (state), so field N is fields[N - 3].
+        guard fields.count > 19, let state = fields[0].first,
+              let pgrp = pid_t(fields[2]), let session = pid_t(fields[3]), let start = UInt64(fields[19])
+        else { return nil }
+        return Process(pid: pid, state: state, startTicks: start, processGroup: pgrp, session: session)
+    }
+
+    /// Alive means not gone and not a zombie: a zombie holds nothing but its pid.
+    public static func isAlive(_ pid: pid_t) -> Bool {
+        guard let process = process(pid) else { return false }
+        return process.state != "Z" && process.state != "X"
+    }
+
+    /// The real uid of a process.
+    public static func uid(of pid: pid_t) -> uid_t? {
+        guard let status = readText("/proc/\(pid)/status") else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
+            return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap { uid_t($0) }
+        }
+        return nil
+    }
+
+    public static func executable(of pid: pid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Every pid in /proc.
+    public static func allPIDs() -> [pid_t] {
+        guard let dir = opendir("/proc") else { return [] }
+        defer { closedir(dir) }
+        var pids: [pid_t] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if let pid = pid_t(name) { pids.append(pid) }
+        }
+        return pids
+    }
+
+    /// One row of /proc/net/tcp or tcp6.
+    public struct TCPSocket: Sendable, Equatable {
+        public static let listen: UInt8 = 0x0A
+        public static let established: UInt8 = 0x01
+
+        public let localPort: Int
+        public let remotePort: Int
+        public let state: UInt8
+        public let inode: UInt64
+    }
+
+    public static func tcpSockets() -> [TCPSocket] {
+        ["/proc/net/tcp", "/proc/net/tcp6"].flatMap { path -> [TCPSocket] in
+            guard let text = readText(path) else { return [] }
+            return text.split(separator: "\n").dropFirst().compactMap { line in
+                let columns = line.split(separator: " ")
+                guard columns.count > 9,
+                      let local = columns[1].split(separator: ":").last, let localPort = Int(local, radix: 16),
+                      let remote = columns[2].split(separator: ":").last, let remotePort = Int(remote, radix: 16),
+                      let state = UInt8(columns[3], radix: 16), let inode = UInt64(columns[9])
+                else { return nil }
+                return TCPSocket(localPort: localPort, remotePort: remotePort, state: state, inode: inode)
+            }
+        }
+    }
+
+    /// Paths of listening Unix sockets; abstract ones start with "@".
+    public static func listeningUnixSocketPaths() -> Set<String> {
+        guard let text = readText("/proc/net/unix") else { return [] }
+        var paths = Set<String>()
+        for line in text.split(separator: "\n").dropFirst() {
+            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+            // Num RefCount Protocol Flags Type St Inode Path; flag 0x10000 is __SO_ACCEPTCON (listening).
+            guard columns.count >= 8, let flags = UInt32(columns[3], radix: 16), flags & 0x10000 != 0 else { continue }
+            paths.insert(String(columns[7]))
+        }
+        return paths
+    }
+}

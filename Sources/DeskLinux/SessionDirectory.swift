@@ -1,0 +1,115 @@
+import Glibc
+
+/// A session's runtime directory, `<state>/displays/<n>`: the password file, the rendered
+/// xstartup and the logs, owned by the session's user.
+///
+/// Root never follows a path the user controls: the directory is created root-owned, every
+/// file in it is created with O_EXCL|O_NOFOLLOW relative to the directory's descriptor and
+/// chowned through its own descriptor, and only then is the directory handed to the user.
+public struct SessionDirectory: Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public var passwordFile: String { path + "/passwd" }
+    public var xstartup: String { path + "/xstartup" }
+    public var xvncLog: String { path + "/Xvnc.log" }
+    public var desktopLog: String { path + "/desktop.log" }
+
+    /// Creates the directory and its files for `owner`; returns open descriptors for the two logs.
+    public func create(owner: uid_t, group: gid_t, password: [UInt8], xstartup: String) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
+        SecureTree.remove(path)
+        guard mkdir(path, 0o700) == 0 else { throw OSError("mkdir", path: path) }
+        let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { throw OSError("open", path: path) }
+        defer { close(dir) }
+        try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: password, path: path)
+        try Self.createFile(in: dir, "xstartup", mode: 0o700, owner: owner, group: group, contents: Array(xstartup.utf8), path: path)
+        let xvncLog = try Self.createFile(in: dir, "Xvnc.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
+        let desktopLog = try Self.createFile(in: dir, "desktop.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
+        guard fchown(dir, owner, group) == 0 else { throw OSError("chown", path: path) }
+        return (xvncLog, desktopLog)
+    }
+
+    /// Replaces the password file in place (Xvnc re-reads it on every authentication).
+    /// The new file is written under a temporary name and renamed over the old one, both relative
+    /// to the directory's descriptor, so a symlink planted by the user is replaced, never followed.
+    public func replacePassword(_ bytes: [UInt8], owner: uid_t, group: gid_t) throws(OSError) {
+        let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { throw OSError("open", path: path) }
+        defer { close(dir) }
+        let temporary = ".passwd.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        try Self.createFile(in: dir, temporary, mode: 0o600, owner: owner, group: group, contents: bytes, path: path)
+        guard renameat(dir, temporary, dir, "passwd") == 0 else {
+            let error = OSError("rename", path: passwordFile)
+            unlinkat(dir, temporary, 0)
+            throw error
+        }
+    }
+
+    /// The last lines of a log, for an error message.
+    public func tail(of log: String, lines: Int = 8) -> [String] {
+        guard let text = ProcFS.readText(log) else { return [] }
+        return Array(text.split(separator: "\n").suffix(lines).map(String.init))
+    }
+
+    public func remove() {
+        SecureTree.remove(path)
+    }
+
+    @discardableResult
+    private static func createFile(in dir: Int32, _ name: String, mode: mode_t, owner: uid_t, group: gid_t,
+                                   contents: [UInt8], path: String, keepOpen: Bool = false) throws(OSError) -> Int32 {
+        // The mode is set at creation, so a secret is never readable by others, not even for an instant.
+        let fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | (keepOpen ? O_APPEND : 0), mode)
+        guard fd >= 0 else { throw OSError("create", path: path + "/" + name) }
+        var ok = fchown(fd, owner, group) == 0 && fchmod(fd, mode) == 0
+        var offset = 0
+        while ok && offset < contents.count {
+            let n = contents[offset...].withUnsafeBytes { buffer in retryingEINTR { write(fd, buffer.baseAddress, buffer.count) } }
+            ok = n > 0
+            offset += max(n, 0)
+        }
+        guard ok else {
+            let error = OSError("write", path: path + "/" + name)
+            close(fd)
+            throw error
+        }
+        if keepOpen { return fd }
+        close(fd)
+        return -1
+    }
+}
+
+/// Removal of a directory tree that never follows a symlink: everything below is opened
+/// relative to its parent's descriptor with O_NOFOLLOW, and symlinks are unlinked, not entered.
+public enum SecureTree {
+    public static func remove(_ path: String) {
+        guard unlink(path) != 0 else { return }   // a file or a symlink: gone
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        removeContents(of: fd, depth: 0)
+        close(fd)
+        rmdir(path)
+    }
+
+    private static func removeContents(of dirFD: Int32, depth: Int) {
+        guard depth < 32, let dir = fdopendir(dup(dirFD)) else { return }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        for name in names where unlinkat(dirFD, name, 0) != 0 && errno == EISDIR {
+            let child = openat(dirFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if child >= 0 {
+                removeContents(of: child, depth: depth + 1)
+                close(child)
+            }
+            unlinkat(dirFD, name, AT_REMOVEDIR)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import DeskClient
+import DeskCore
+import Foundation
+
+@main
+struct Deskctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deskctl",
+        abstract: "Start, list and kill TigerVNC desktops managed by deskd.",
+        version: DeskVersion.current,
+        subcommands: [Start.self, List.self, Show.self, Kill.self]
+    )
+}
+
+/// Options every subcommand shares.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "deskd's control socket (default: $DESKD_SOCKET or /run/deskd/deskd.sock).")
+    var socket: String?
+
+    var client: ControlClient {
+        ControlClient(socketPath: ControlClient.socketPath(option: socket))
+    }
+
+    /// Sends the request; on a refusal prints deskd's sentence on stderr and exits non-zero.
+    func send(_ request: Request) throws -> Response {
+        let response: Response
+        do {
+            response = try client.send(request)
+        } catch {
+            throw Failure(message: "\(error)", code: ExitCodes.unreachable)
+        }
+        if let error = response.deskError {
+            throw Failure(message: error.message, code: ExitCodes.refused)
+        }
+        return response
+    }
+}
+
+/// Exit statuses scripts can rely on (documented in the README).
+enum ExitCodes {
+    static let refused: Int32 = 1
+    static let usage: Int32 = 2
+    static let unreachable: Int32 = 3
+}
+
+/// A failure already phrased for the user: printed as is, then exit with `code`.
+struct Failure: Error, CustomStringConvertible {
+    let message: String
+    let code: Int32
+    var description: String { message }
+}
+
+extension ParsableCommand {
+    /// Runs `body`, turning a `Failure` into "deskctl: <sentence>" on stderr and its exit code.
+    func reporting(_ body: () throws -> Void) throws {
+        do { try body() } catch let failure as Failure {
+            FileHandle.standardError.write(Data("deskctl: \(failure.message)\n".utf8))
+            throw ExitCode(failure.code)
+        }
+    }
+}
+
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder.desk
+    encoder.outputFormatting.insert(.prettyPrinted)
+    let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+    // Foundation pretty-prints an empty array over three lines; "[]" is what scripts expect to see.
+    print(text.filter { !$0.isWhitespace } == "[]" ? "[]" : text)
+}
+
+func parseDisplay(_ text: String) throws -> Int {
+    do { return try Display(parsing: text).number } catch {
+        throw ValidationError(error.message)
+    }
+}

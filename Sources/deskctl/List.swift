@@ -1,0 +1,58 @@
+import ArgumentParser
+import DeskCore
+
+extension Deskctl {
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List your sessions, or everyone's with --all (admins).")
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Flag(help: "Every user's sessions (admins only; others see their own).")
+        var all = false
+
+        @Flag(help: "Print JSON: an array of session objects.")
+        var json = false
+
+        func run() throws {
+            try reporting {
+                let sessions = try connection.send(Request(command: .list, all: all)).sessions ?? []
+                if json {
+                    try printJSON(sessions)
+                } else if sessions.isEmpty {
+                    print(all ? "No sessions." : "You have no sessions. Start one with: deskctl start")
+                } else {
+                    print(SessionTable.render(sessions))
+                }
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one session.")
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Argument(help: "The session's display, for example :3.")
+        var display: String
+
+        @Flag(help: "Print the session object as JSON.")
+        var json = false
+
+        func validate() throws { _ = try parseDisplay(display) }
+
+        func run() throws {
+            try reporting {
+                let response = try connection.send(Request(command: .show, display: try parseDisplay(display)))
+                guard let session = response.sessions?.first else { return }
+                if json {
+                    try printJSON(session)
+                    return
+                }
+                print(SessionTable.render([session]))
+                if let connect = response.connect {
+                    print("\nConnect: \(connect.sshTunnel)\n         then: \(connect.viewer)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import DeskCore
+
+extension Deskctl {
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a desktop (yours, or another user's if you are an admin).",
+            discussion: "Prints the display, the VNC password and how to connect. The password is shown only here."
+        )
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Option(help: "Start the desktop for this user (admins only; default: yourself).")
+        var user: String?
+
+        @Option(help: "Use this display, for example :5 (default: the lowest free one).")
+        var display: String?
+
+        @Option(help: "Screen size as WIDTHxHEIGHT (default 1920x1080).")
+        var geometry: String?
+
+        @Option(help: "Colour depth: 16, 24 or 32 (default 24).")
+        var depth: Int?
+
+        @Option(help: "The desktop template, for example xterm or gnome.")
+        var desktop: String?
+
+        @Flag(help: "Print the session as JSON, password included.")
+        var json = false
+
+        func validate() throws {
+            if let geometry {
+                do { _ = try Geometry(parsing: geometry) } catch { throw ValidationError(error.message) }
+            }
+            if let depth {
+                do { _ = try ColorDepth.validate(depth) } catch { throw ValidationError(error.message) }
+            }
+            if let display { _ = try parseDisplay(display) }
+        }
+
+        func run() throws {
+            try reporting {
+                let response = try connection.send(Request(
+                    command: .start, user: user, display: try display.map(parseDisplay),
+                    geometry: geometry, depth: depth, desktop: desktop
+                ))
+                guard let session = response.sessions?.first else { throw Failure(message: "deskd answered without a session.", code: ExitCodes.refused) }
+                if json {
+                    try printJSON(session)
+                    return
+                }
+                print("Started \(session.display) for \(session.user) (Xvnc pid \(session.pid), port \(session.rfbPort), \(session.desktop), \(session.geometry)).")
+                print("Password: \(session.password ?? "(not shown)")")
+                if let connect = response.connect {
+                    print("Connect:  \(connect.sshTunnel)")
+                    print("          then: \(connect.viewer)")
+                }
+            }
+        }
+    }
+}

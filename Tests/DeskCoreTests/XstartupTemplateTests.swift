@@ -1,0 +1,53 @@
+import DeskCore
+import Foundation
+import Testing
+
+@Suite struct XstartupTemplateTests {
+    @Test func substitutesTokensAsQuotedShellWords() throws {
+        let template = XstartupTemplate(name: "t", text: "exec xterm -title {{user}}@{{ display }} -e cd {{home}}\n")
+        let text = try template.render(["user": "alice", "display": ":3", "home": "/home/o'brien x"])
+        #expect(text == "exec xterm -title 'alice'@':3' -e cd '/home/o'\\''brien x'\n")
+    }
+
+    @Test func refusesUnknownAndUnclosedTokens() {
+        #expect(throws: DeskError.self) { try XstartupTemplate(name: "t", text: "{{nope}}").render(["user": "a"]) }
+        #expect(throws: DeskError.self) { try XstartupTemplate(name: "t", text: "{{user").render(["user": "a"]) }
+    }
+
+    @Test(arguments: ["xterm", "gnome", "my-desktop_2"])
+    func acceptsDesktopNames(name: String) throws {
+        #expect(try XstartupTemplate.validate(desktopName: name) == name)
+    }
+
+    @Test(arguments: ["", "../etc/passwd", "Gnome", "a b", "-x", "x/y", String(repeating: "a", count: 33)])
+    func refusesDesktopNamesThatAreNotPlainWords(name: String) {
+        let error = #expect(throws: DeskError.self) { try XstartupTemplate.validate(desktopName: name) }
+        #expect(error?.code == .invalidDesktop)
+    }
+
+    /// Every shipped template renders and is valid sh (`sh -n`).
+    @Test(arguments: shippedTemplates())
+    func shippedTemplateRendersAndParses(path: String) throws {
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        let text = try XstartupTemplate(name: name, text: String(contentsOfFile: path, encoding: .utf8)).render([
+            "user": "alice", "home": "/home/alice", "display": ":3", "geometry": "1920x1080",
+            "desktop": name, "session_dir": "/run/deskd/displays/3",
+        ])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("xstartup-\(name)-\(UUID().uuidString)")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/bin/sh")
+        check.arguments = ["-n", file.path]
+        try check.run()
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "sh -n rejected \(name)")
+    }
+
+    static func shippedTemplates() -> [String] {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Templates")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".xstartup") }.sorted().map { directory.appendingPathComponent($0).path }
+    }
+}
