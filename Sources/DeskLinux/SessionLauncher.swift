@@ -25,8 +25,9 @@ public struct LaunchedProcess: Sendable {
     public let exit: Task<ProcessExit, Never>
 }
 
-/// Starts session processes as their user: supplementary groups, gid and uid dropped, a session
-/// of their own, a clean environment, and inside the session's cgroup from the first instruction.
+/// Starts session processes as their user: supplementary groups, gid and uid dropped (by
+/// setpriv), a session of their own, a clean environment, and inside the session's cgroup
+/// before the user's code runs.
 public enum SessionLauncher {
     /// The child starts as `sh`, waits for one line on stdin, then execs the real program.
     /// That pause is what lets the daemon move it into the session cgroup before it can fork,
@@ -52,13 +53,25 @@ public enum SessionLauncher {
         }
     }
 
+    /// Drops to the user in a freshly exec'd, single-threaded process.
+    ///
+    /// Not Subprocess's own userID/groupID/supplementaryGroups: those call glibc's setgroups()
+    /// in the forked child of this multi-threaded daemon, and glibc's setxid broadcast there
+    /// waits forever for any thread that was being created at fork time (seen here: a start
+    /// hung in __nptl_setxid). setpriv (util-linux, on every Linux host) has no such threads.
+    public static let setprivPath = "/usr/bin/setpriv"
+
+    static func credentialArguments(for account: UserAccount) -> [String] {
+        let groups = account.groups.isEmpty
+            ? ["--clear-groups"]
+            : ["--groups", account.groups.map(String.init).joined(separator: ",")]
+        return ["--reuid", String(account.uid), "--regid", String(account.gid)] + groups + ["--"]
+    }
+
     /// Launches and returns as soon as the process runs; `exit` tracks it afterwards.
     public static func launch(_ spec: Spec) async throws -> LaunchedProcess {
         var options = PlatformOptions()
-        // Order inside Subprocess: groups, then gid, then uid — the groups must go while we are still root.
-        options.supplementaryGroups = spec.account.groups
-        options.groupID = spec.account.gid
-        options.userID = spec.account.uid
+        // A session of its own, so no terminal or process-group signal aimed at deskd reaches it.
         options.createSession = true
 
         var environment: [Environment.Key: String] = [:]
@@ -68,8 +81,8 @@ public enum SessionLauncher {
         let exit = Task<ProcessExit, Never> {
             do {
                 let result = try await Subprocess.run(
-                    .path(FilePath("/bin/sh")),
-                    arguments: Arguments(["-c", gate, "deskd-session", spec.executable] + spec.arguments),
+                    .path(FilePath(setprivPath)),
+                    arguments: Arguments(credentialArguments(for: spec.account) + ["/bin/sh", "-c", gate, "deskd-session", spec.executable] + spec.arguments),
                     environment: .custom(environment),
                     workingDirectory: FilePath("/"),
                     platformOptions: options,

@@ -11,6 +11,20 @@ struct Deskctl: ParsableCommand {
         version: DeskVersion.current,
         subcommands: [Start.self, List.self, Show.self, Kill.self]
     )
+
+    /// Like ArgumentParser's main, but a usage error is one line on stderr, as every other
+    /// refusal is ("deskctl: <sentence>"), instead of the error, the usage and a help hint.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode { exit(withError: error) }
+            FileHandle.standardError.write(Data("deskctl: \(message(for: error)) (see deskctl --help)\n".utf8))
+            Foundation.exit(ExitCodes.usage)
+        }
+    }
 }
 
 /// Options every subcommand shares.

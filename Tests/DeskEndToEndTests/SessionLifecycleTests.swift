@@ -1,0 +1,167 @@
+import DeskClient
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// Real deskd, real deskctl, real Xtigervnc, real users, real RFB. Serialized: the host has one
+/// set of X displays, and two cores.
+@Suite(.serialized, .enabled(if: TestEnvironment.canRun, TestEnvironment.skipReason))
+struct SessionLifecycleTests {
+    @Test func startAuthenticateListKill() throws {
+        let alice = try TestUsers.ensure("deskt-alice")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(alice) }
+
+        let session = try daemon.start(alice.name, extra: ["--geometry", "1280x800"])
+        let password = try #require(session.password)
+        #expect(session.user == alice.name && session.uid == alice.uid)
+        #expect(session.state == .ready)
+        #expect(session.rfbPort == 5900 + session.display.number)
+        #expect(password.count == 8)
+
+        // Xvnc runs as alice, in a session of its own, listening on loopback only.
+        #expect(ProcFS.uid(of: session.pid) == alice.uid)
+        #expect(ProcFS.process(session.pid)?.session == session.pid)
+        let listeners = ProcFS.tcpSockets().filter { $0.state == ProcFS.TCPSocket.listen && $0.localPort == session.rfbPort }
+        #expect(!listeners.isEmpty)
+        let netTCP = ProcFS.readText("/proc/net/tcp") ?? ""
+        #expect(netTCP.contains("0100007F:\(String(session.rfbPort, radix: 16, uppercase: true))"))
+        #expect(!netTCP.contains("00000000:\(String(session.rfbPort, radix: 16, uppercase: true))"))
+
+        // The password file is the user's, 0600, and decodes to the printed password.
+        let passwordFile = daemon.stateDirectory + "/displays/\(session.display.number)/passwd"
+        var info = stat()
+        #expect(stat(passwordFile, &info) == 0)
+        #expect(info.st_uid == alice.uid && info.st_mode & 0o777 == 0o600)
+        #expect(ProcFS.read(passwordFile) == VNCPasswordFile.encode(password: password))
+
+        // A real VNC client gets in with the password, and the framebuffer has the asked-for size.
+        let viewer = try VNCConnection(port: session.rfbPort, password: password)
+        #expect(viewer.info.width == 1280 && viewer.info.height == 800)
+        #expect(viewer.info.desktopName.contains(alice.name))
+        #expect(viewer.refresh() != nil)
+        viewer.close()
+        // ...and a wrong one is refused.
+        #expect(throws: VNCConnection.Failure.refused) { try VNCConnection(port: session.rfbPort, password: "wrong123") }
+
+        // list shows it, without the password.
+        let listed = try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self)
+        #expect(listed.map(\.display) == [session.display])
+        #expect(listed.first?.password == nil)
+        #expect(listed.first?.pid == session.pid)
+        let table = try daemon.deskctl(["list", "--all"])
+        #expect(table.stdout.contains("DISPLAY") && table.stdout.contains(alice.name))
+
+        let shown = try daemon.deskctl(["show", session.display.description, "--json"]).decode(Session.self)
+        #expect(shown.id == session.id)
+
+        // kill leaves nothing: not Xvnc, not the desktop, not the display.
+        let kill = try daemon.deskctl(["kill", session.display.description])
+        #expect(kill.status == 0, "\(kill.stderr)")
+        #expect(TestUsers.processes(of: alice).isEmpty)
+        #expect(eventually { session.display.isFree })
+        #expect(access(session.display.lockPath, F_OK) != 0)
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+
+        // The display is free for the next start.
+        let next = try daemon.start(alice.name, extra: ["--display", session.display.description])
+        #expect(next.display == session.display)
+    }
+
+    @Test func killEndsEverythingTheSessionSpawnedEvenADoubleForkedDaemon() throws {
+        let bob = try TestUsers.ensure("deskt-bob")
+        let templates = URL(fileURLWithPath: "/tmp/deskd-test-templates-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+        // The desktop double-forks a child into a session of its own, then waits in the foreground.
+        try """
+        #!/bin/sh
+        ( setsid sh -c 'exec sleep 3001' & )
+        sleep 3002 &
+        exec sleep 3003
+        """.write(to: templates.appendingPathComponent("forker.xstartup"), atomically: true, encoding: .utf8)
+        let daemon = try DaemonUnderTest(extraArguments: ["--templates", templates.path])
+        defer { daemon.shutDown(); TestUsers.reap(bob); try? FileManager.default.removeItem(at: templates) }
+
+        let session = try daemon.start(bob.name, extra: ["--desktop", "forker"])
+        #expect(eventually { Self.commandLines(of: bob).contains("sleep 3001") })
+        let escaped = try #require(TestUsers.processes(of: bob).first { Self.commandLine($0) == "sleep 3001" })
+        #expect(ProcFS.process(escaped)?.session != ProcFS.process(session.pid)?.session, "the child should sit in its own session")
+
+        let kill = try daemon.deskctl(["kill", "--user", bob.name])
+        #expect(kill.status == 0, "\(kill.stderr)")
+        #expect(TestUsers.processes(of: bob).isEmpty, "left behind: \(Self.commandLines(of: bob))")
+        #expect(eventually { session.display.isFree })
+    }
+
+    @Test func sessionsOutliveADaemonKilledWithSIGKILLAndAreAdoptedByTheNext() throws {
+        let carol = try TestUsers.ensure("deskt-carol")
+        let first = try DaemonUnderTest()
+        defer { first.shutDown(); TestUsers.reap(carol) }
+        let session = try first.start(carol.name)
+        let password = try #require(session.password)
+
+        first.sigkill()
+        #expect(ProcFS.isAlive(session.pid))
+        #expect(try VNCConnection(port: session.rfbPort, password: password).info.width == 1920)
+
+        let second = try DaemonUnderTest(reusing: first)
+        let adopted = try second.deskctl(["list", "--all", "--json"]).decode([Session].self)
+        #expect(adopted.count == 1)
+        #expect(adopted.first?.pid == session.pid && adopted.first?.state == .ready && adopted.first?.id == session.id)
+        #expect(second.logText.contains("session adopted"))
+
+        // A graceful stop (SIGTERM) leaves it too.
+        second.process?.terminate()
+        second.process?.waitUntilExit()
+        #expect(ProcFS.isAlive(session.pid))
+
+        let third = try DaemonUnderTest(reusing: first)
+        defer { third.shutDown() }
+        #expect(try third.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.pid) == [session.pid])
+        #expect(try third.deskctl(["kill", "--all"]).status == 0)
+        #expect(TestUsers.processes(of: carol).isEmpty)
+        #expect(eventually { session.display.isFree })
+    }
+
+    @Test func aRestartedDaemonForgetsSessionsThatDiedWhileItWasAway() throws {
+        let dave = try TestUsers.ensure("deskt-dave")
+        let first = try DaemonUnderTest()
+        defer { first.shutDown(); TestUsers.reap(dave) }
+        let session = try first.start(dave.name)
+        first.sigkill()
+        // While no deskd runs, the whole session dies hard: Xvnc's lock stays behind, naming a dead pid.
+        TestUsers.reap(dave)
+        #expect(eventually { !ProcFS.isAlive(session.pid) })
+        #expect(access(session.display.lockPath, F_OK) == 0)
+
+        let second = try DaemonUnderTest(reusing: first)
+        defer { second.shutDown() }
+        #expect(try second.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+        #expect(access(session.display.lockPath, F_OK) != 0, "the stale lock should be reclaimed")
+        #expect(!FileManager.default.fileExists(atPath: second.stateDirectory + "/displays/\(session.display.number)"))
+        // The display is reusable at once.
+        let again = try second.start(dave.name, extra: ["--display", session.display.description])
+        #expect(again.display == session.display)
+    }
+
+    @Test func crashOfXvncIsNoticedAndTheDisplayFreed() throws {
+        let erin = try TestUsers.ensure("deskt-erin")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(erin) }
+        let session = try daemon.start(erin.name)
+        kill(session.pid, SIGKILL)
+        #expect(eventually(5) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+        #expect(eventually { TestUsers.processes(of: erin).isEmpty })
+        #expect(eventually { session.display.isFree })
+    }
+
+    static func commandLine(_ pid: pid_t) -> String {
+        (ProcFS.read("/proc/\(pid)/cmdline") ?? []).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
+    }
+
+    static func commandLines(of account: UserAccount) -> [String] {
+        TestUsers.processes(of: account).map(commandLine)
+    }
+}

@@ -1,0 +1,185 @@
+import DeskClient
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// What the end-to-end tests need: root (to start desktops as other users) and real TigerVNC.
+enum TestEnvironment {
+    static let isRoot = getuid() == 0
+    static let hasXvnc = access("/usr/bin/Xtigervnc", X_OK) == 0
+    static let canRun = isRoot && hasXvnc
+    static let skipReason: Comment = "end-to-end tests need root and Xtigervnc; run them as root after .ci/run installs tigervnc-standalone-server"
+
+    /// deskd and deskctl are built next to the test binary.
+    static let products = URL(fileURLWithPath: ProcFS.executable(of: getpid()) ?? CommandLine.arguments[0]).deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var deskd: String { products.appendingPathComponent("deskd").path }
+    static var deskctl: String { products.appendingPathComponent("deskctl").path }
+}
+
+/// Throwaway accounts, created on first use and reused by later runs. Every name starts with
+/// `deskt-`, so a test may end any process they own without touching anyone else's.
+enum TestUsers {
+    static func ensure(_ name: String, groups: [String] = []) throws -> UserAccount {
+        for group in groups where GroupDirectory.gid(named: group) == nil {
+            try run("/usr/sbin/groupadd", [group])
+        }
+        if UserAccount.named(name) == nil {
+            try run("/usr/sbin/useradd", ["--create-home", "--shell", "/bin/sh", name])
+        }
+        if !groups.isEmpty {
+            try run("/usr/sbin/usermod", ["--append", "--groups", groups.joined(separator: ","), name])
+        }
+        return try #require(UserAccount.named(name))
+    }
+
+    /// Live (non-zombie) processes of a test user.
+    static func processes(of account: UserAccount) -> [pid_t] {
+        ProcFS.allPIDs().filter { ProcFS.uid(of: $0) == account.uid && ProcFS.isAlive($0) }
+    }
+
+    /// Ends whatever a test user still runs (only ever called for deskt-* accounts).
+    static func reap(_ account: UserAccount) {
+        precondition(account.name.hasPrefix("deskt-"))
+        for pid in processes(of: account) { kill(pid, SIGKILL) }
+    }
+
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The outcome of one `deskctl` run.
+struct CommandResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder.desk.decode(type, from: Data(stdout.utf8))
+    }
+}
+
+/// A real deskd process with its own socket and state directory, so it never touches the host's.
+final class DaemonUnderTest {
+    let root: URL
+    let socket: String
+    let stateDirectory: String
+    let extraArguments: [String]
+    private(set) var process: Process?
+    let log: URL
+
+    init(extraArguments: [String] = [], reusing other: DaemonUnderTest? = nil) throws {
+        if let other {
+            root = other.root
+        } else {
+            root = URL(fileURLWithPath: "/tmp").appendingPathComponent("deskd-test-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        }
+        socket = root.appendingPathComponent("deskd.sock").path
+        stateDirectory = root.appendingPathComponent("state").path
+        log = root.appendingPathComponent("deskd-\(UUID().uuidString.prefix(4)).log")
+        self.extraArguments = extraArguments
+        try launch()
+    }
+
+    func launch() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.deskd)
+        process.arguments = [
+            "--socket", socket, "--state-dir", stateDirectory,
+            "--templates", TestEnvironment.repository.appendingPathComponent("Templates").path,
+        ] + extraArguments
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        self.process = process
+        // Ready when it answers a ping.
+        let client = ControlClient(socketPath: socket)
+        for _ in 0..<500 {
+            if (try? client.send(Request(command: .ping)))?.ok == true { return }
+            guard process.isRunning else { break }
+            usleep(10_000)
+        }
+        throw DaemonFailed(log: logText)
+    }
+
+    struct DaemonFailed: Error, CustomStringConvertible {
+        let log: String
+        var description: String { "deskd did not come up:\n\(log)" }
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Kills the daemon the hard way; its sessions must survive this.
+    func sigkill() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func deskctl(_ arguments: [String], as user: String? = nil) throws -> CommandResult {
+        let process = Process()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", user, "--", TestEnvironment.deskctl] + arguments + ["--socket", socket]
+        } else {
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.deskctl)
+            process.arguments = arguments + ["--socket", socket]
+        }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// `deskctl start --json` for `user`, which must succeed.
+    func start(_ user: String, extra: [String] = [], as caller: String? = nil) throws -> Session {
+        // A user starting their own desktop leaves out --user, as a user would.
+        let result = try deskctl(["start", "--json"] + (caller == user ? [] : ["--user", user]) + extra, as: caller)
+        #expect(result.status == 0, "start failed: \(result.stderr)\n\(logText)")
+        return try result.decode(Session.self)
+    }
+
+    var client: ControlClient { ControlClient(socketPath: socket) }
+
+    /// Kills every session this daemon holds, stops it, and removes its directory.
+    func shutDown() {
+        if isRunning { _ = try? client.send(Request(command: .kill, all: true)) }
+        if let process, process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+}
+
+extension Display {
+    /// Nothing holds the display any more: no live lock, no listening socket or port.
+    var isFree: Bool { DisplaySnapshot.take().occupancy(of: self) == .free }
+}
+
+/// Polls `condition` for up to `seconds` (for things the kernel finishes asynchronously, like reaping).
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
