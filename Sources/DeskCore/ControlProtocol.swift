@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill
+    case ping, start, list, show, kill, reap, probe
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -29,9 +29,13 @@ public struct Request: Codable, Sendable, Equatable {
     public var desktop: String?
     /// list: every user's sessions (admins). kill: every session the caller may kill.
     public var all: Bool?
+    /// reap: sessions without a viewer for at least this many seconds.
+    public var idleSeconds: Int?
+    /// reap: say what would be killed, kill nothing.
+    public var dryRun: Bool?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
-                depth: Int? = nil, desktop: String? = nil, all: Bool? = nil) {
+                depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -40,6 +44,8 @@ public struct Request: Codable, Sendable, Equatable {
         self.depth = depth
         self.desktop = desktop
         self.all = all
+        self.idleSeconds = idleSeconds
+        self.dryRun = dryRun
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -90,12 +96,15 @@ public struct Response: Codable, Sendable, Equatable {
     public var connect: ConnectHints?
     /// ping: the daemon's version.
     public var daemonVersion: String?
+    /// probe: what the RFB handshake found.
+    public var probe: ProbeReport?
 
-    public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil) {
+    public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil) {
         self.ok = true
         self.sessions = sessions
         self.connect = connect
         self.daemonVersion = daemonVersion
+        self.probe = probe
     }
 
     public init(error: DeskError) {
@@ -105,6 +114,30 @@ public struct Response: Codable, Sendable, Equatable {
 
     public var deskError: DeskError? {
         error.map { DeskError($0.code, $0.message) }
+    }
+}
+
+/// The result of an RFB handshake with a session's Xvnc.
+public struct ProbeReport: Codable, Sendable, Equatable {
+    public var display: Display
+    /// false when the server did not complete the handshake within the timeout.
+    public var answered: Bool
+    public var protocolVersion: String?
+    public var desktopName: String?
+    public var width: Int?
+    public var height: Int?
+    /// From connecting to a completed framebuffer update, in milliseconds.
+    public var roundTripMilliseconds: Double?
+
+    public init(display: Display, answered: Bool, protocolVersion: String? = nil, desktopName: String? = nil,
+                width: Int? = nil, height: Int? = nil, roundTripMilliseconds: Double? = nil) {
+        self.display = display
+        self.answered = answered
+        self.protocolVersion = protocolVersion
+        self.desktopName = desktopName
+        self.width = width
+        self.height = height
+        self.roundTripMilliseconds = roundTripMilliseconds
     }
 }
 

@@ -1,10 +1,18 @@
-/// The DES block cipher, encryption only: all the VNC password file needs.
+/// The DES block cipher, all the VNC password file needs.
 ///
-/// Written out from FIPS 46-3 so the core has no C dependency; `DESTests` checks it against
+/// Written out from FIPS 46-3 so the core has no C dependency; the tests check it against
 /// the FIPS example and against `vncpasswd -f`.
 enum DES {
     static func encrypt(block: UInt64, key: UInt64) -> UInt64 {
-        let subkeys = schedule(key)
+        crypt(block: block, subkeys: schedule(key))
+    }
+
+    /// Decryption is encryption with the subkeys in reverse order.
+    static func decrypt(block: UInt64, key: UInt64) -> UInt64 {
+        crypt(block: block, subkeys: schedule(key).reversed())
+    }
+
+    private static func crypt(block: UInt64, subkeys: [UInt64]) -> UInt64 {
         let permuted = permute(block, width: 64, table: initialPermutation)
         var left = UInt32(truncatingIfNeeded: permuted >> 32)
         var right = UInt32(truncatingIfNeeded: permuted)

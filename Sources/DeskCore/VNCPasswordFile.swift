@@ -16,6 +16,15 @@ public enum VNCPasswordFile {
         return bytes
     }
 
+    /// The primary password in a password file (deskd reads it back to probe its own sessions).
+    public static func decode(_ bytes: [UInt8]) -> String? {
+        guard bytes.count >= 8 else { return nil }
+        let block = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let plain = DES.decrypt(block: block, key: fixedKey)
+        let characters = (0..<8).map { UInt8(truncatingIfNeeded: plain >> UInt64(56 - 8 * $0)) }.prefix { $0 != 0 }
+        return String(decoding: characters, as: UTF8.self)
+    }
+
     static func obfuscate(_ password: String) -> [UInt8] {
         var block: UInt64 = 0
         let utf8 = Array(password.utf8.prefix(passwordLength))

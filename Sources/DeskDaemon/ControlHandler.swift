@@ -49,6 +49,14 @@ public struct ControlHandler: Sendable {
             return Response(sessions: [session], connect: session.connectHints(host: hostName))
         case .kill:
             return Response(sessions: try await manager.kill(request, caller: caller))
+        case .reap:
+            return Response(sessions: try await manager.reap(request, caller: caller))
+        case .probe:
+            guard let number = request.display else {
+                throw DeskError(.badRequest, "probe needs a display, for example: deskctl probe :3.")
+            }
+            let timeout = min(max(request.idleSeconds ?? 3, 1), 30)
+            return Response(probe: try await manager.probe(Display(parsing: String(number)), caller: caller, timeoutSeconds: timeout))
         }
     }
 

@@ -23,6 +23,8 @@ public actor SessionManager {
     private var reserved: Set<Display> = []
     /// Session ids being torn down, so exit notifications during a kill do not tear down twice.
     private var terminating: Set<String> = []
+    /// Session ids whose last probe got no complete handshake.
+    private var failedProbes: Set<String> = []
 
     public init(configuration: DaemonConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -252,7 +254,8 @@ public actor SessionManager {
     // MARK: List, show, kill
 
     public func list(all: Bool, caller: Caller) -> [Session] {
-        records.values.map(\.session)
+        refresh()
+        return records.values.map(\.session)
             .filter { all && caller.isAdmin ? true : $0.uid == caller.uid }
             .sorted { $0.display < $1.display }
     }
@@ -298,6 +301,95 @@ public actor SessionManager {
         return killed
     }
 
+    // MARK: Viewers, health, reaping
+
+    /// Updates viewer counts, idle times and health from the kernel: one read of the TCP table
+    /// for every session (a viewer is an established connection to the session's RFB port),
+    /// and Xvnc's run state in /proc (a stopped Xvnc answers nobody). Cheap enough to run every second.
+    public func refresh(now: Date = Date()) {
+        var viewers: [Int: Int] = [:]
+        for socket in ProcFS.tcpSockets() where socket.state == ProcFS.TCPSocket.established {
+            viewers[socket.localPort, default: 0] += 1
+        }
+        for (display, record) in records {
+            var session = record.session
+            let clients = viewers[session.rfbPort] ?? 0
+            if session.clients > 0 && clients == 0 { session.lastClientAt = now }
+            if clients > 0 { session.lastClientAt = nil }
+            session.clients = clients
+            session.idleSeconds = clients > 0 ? 0 : max(0, Int(now.timeIntervalSince(session.lastClientAt ?? session.startedAt)))
+            let stopped = ProcFS.process(session.pid).map { $0.state == "T" || $0.state == "t" } ?? false
+            session.state = stopped || failedProbes.contains(session.id) ? .unresponsive : .ready
+            guard session != record.session else { continue }
+            let persist = session.lastClientAt != record.session.lastClientAt || session.state != record.session.state
+            records[display]?.session = session
+            if persist, let updated = records[display] { try? store.save(updated) }
+        }
+    }
+
+    /// Kills the sessions without a viewer for at least `idleSeconds` (or, dry, just names them).
+    public func reap(_ request: Request, caller: Caller) async throws(DeskError) -> [Session] {
+        guard let idle = request.idleSeconds, idle > 0 else {
+            throw DeskError(.invalidDuration, "reap needs an idle time, for example: deskctl reap --idle 2h.")
+        }
+        var uid: UInt32?
+        if let name = request.user {
+            guard let account = UserAccount.named(name) else {
+                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
+            }
+            guard policy.mayAct(caller, onSessionOf: account.uid) else {
+                throw DeskError(.permissionDenied, "only an admin may reap another user's (\(account.name)) sessions.")
+            }
+            uid = account.uid
+        }
+        refresh()
+        let idleOnes = records.values
+            .filter { policy.mayAct(caller, onSessionOf: $0.session.uid) && (uid == nil || $0.session.uid == uid) }
+            .filter { $0.session.clients == 0 && $0.session.idleSeconds >= idle }
+            .sorted { $0.session.display < $1.session.display }
+        if request.dryRun == true { return idleOnes.map(\.session) }
+        var reaped: [Session] = []
+        for record in idleOnes {
+            logger.info("reaping idle session", metadata: metadata(record.session).merging(["session.idleSeconds": "\(record.session.idleSeconds)", "peer.uid": "\(caller.uid)"]) { $1 })
+            await tearDown(record, reason: "idle")
+            var session = record.session
+            session.state = .exited
+            reaped.append(session)
+        }
+        return reaped
+    }
+
+    /// A real RFB handshake with the session's Xvnc, authenticated with the session's own
+    /// password (read back from its password file). A server that accepts TCP but does not
+    /// answer within `timeoutSeconds` is marked unresponsive.
+    public func probe(_ display: Display, caller: Caller, timeoutSeconds: Int) async throws(DeskError) -> ProbeReport {
+        let session = try show(display, caller: caller)
+        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        let password = directory.readPasswordFile().flatMap(VNCPasswordFile.decode)
+        let port = session.rfbPort
+        let report = await onDedicatedThread { () -> ProbeReport in
+            let start = ContinuousClock.now
+            // Our own bounded handshake first: libvncclient's timeouts do not cover every read.
+            guard case .answered = RFBHandshake.attempt(port: port, timeoutMilliseconds: Int32(timeoutSeconds * 1000)) else {
+                return ProbeReport(display: display, answered: false)
+            }
+            guard let connection = try? VNCConnection(port: port, password: password, timeoutSeconds: UInt32(timeoutSeconds)) else {
+                return ProbeReport(display: display, answered: false)
+            }
+            defer { connection.close() }
+            let refreshed = connection.refresh(timeoutMicroseconds: UInt32(timeoutSeconds) * 1_000_000)
+            let elapsed = ContinuousClock.now - start
+            return ProbeReport(
+                display: display, answered: refreshed != nil, protocolVersion: connection.info.protocolVersion,
+                desktopName: connection.info.desktopName, width: connection.info.width, height: connection.info.height,
+                roundTripMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            )
+        }
+        if report.answered { failedProbes.remove(session.id) } else { failedProbes.insert(session.id) }
+        refresh()
+        return report
+    }
+
     // MARK: Exits and teardown
 
     private func watch(_ record: SessionRecord) {
@@ -325,7 +417,10 @@ public actor SessionManager {
     private func tearDown(_ record: SessionRecord, reason: String) async {
         let session = record.session
         terminating.insert(session.id)
-        defer { terminating.remove(session.id) }
+        defer {
+            terminating.remove(session.id)
+            failedProbes.remove(session.id)
+        }
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [pid_t] = {
             if let cgroup, cgroup.exists { return cgroup.pids }

@@ -49,6 +49,19 @@ public struct SessionDirectory: Sendable {
         }
     }
 
+    /// The password file's bytes. The directory is the user's, so the file is opened without
+    /// following a symlink and without blocking on a FIFO, and must be a small regular file.
+    public func readPasswordFile() -> [UInt8]? {
+        let fd = open(passwordFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 8, info.st_size <= 16 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return n == bytes.count ? bytes : nil
+    }
+
     /// The last lines of a log, for an error message.
     public func tail(of log: String, lines: Int = 8) -> [String] {
         guard let text = ProcFS.readText(log) else { return [] }

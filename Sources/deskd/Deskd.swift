@@ -66,7 +66,7 @@ struct Deskd: AsyncParsableCommand {
             logger: logger
         )
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server)],
+            services: [.init(service: server), .init(service: SessionMonitor(manager: manager))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))
