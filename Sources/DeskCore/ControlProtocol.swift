@@ -98,6 +98,8 @@ public struct Response: Codable, Sendable, Equatable {
     public var daemonVersion: String?
     /// probe: what the RFB handshake found.
     public var probe: ProbeReport?
+    /// list --all (admins): displays held by X servers deskd did not start.
+    public var foreign: [ForeignDisplay]?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil) {
         self.ok = true
@@ -114,6 +116,19 @@ public struct Response: Codable, Sendable, Equatable {
 
     public var deskError: DeskError? {
         error.map { DeskError($0.code, $0.message) }
+    }
+}
+
+/// A display occupied by something deskd did not start (an Xvfb, a hand-started vncserver).
+public struct ForeignDisplay: Codable, Sendable, Equatable {
+    public var display: Display
+    public var reason: String
+    public var pid: Int32?
+
+    public init(display: Display, reason: String, pid: Int32?) {
+        self.display = display
+        self.reason = reason
+        self.pid = pid
     }
 }
 

@@ -40,7 +40,10 @@ public struct ControlHandler: Sendable {
             let session = try await manager.start(request, caller: caller)
             return Response(sessions: [session], connect: session.connectHints(host: hostName))
         case .list:
-            return Response(sessions: await manager.list(all: request.all ?? false, caller: caller))
+            let all = request.all ?? false
+            var response = Response(sessions: await manager.list(all: all, caller: caller))
+            if all { response.foreign = await manager.foreignDisplays(caller: caller) }
+            return response
         case .show:
             guard let number = request.display else {
                 throw DeskError(.badRequest, "show needs a display, for example: deskctl show :3.")

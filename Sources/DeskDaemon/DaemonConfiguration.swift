@@ -21,6 +21,13 @@ public struct DaemonConfiguration: Sendable {
     public var killGrace: Duration = .seconds(3)
     /// When the desktop (xstartup) exits, end the session, as vncserver does.
     public var desktopExitEndsSession = true
+    /// deskd's own idle policy: kill a session that has had no viewer this long (nil: never).
+    public var idleLimitSeconds: Int?
+    /// Passed to Xvnc as -MaxIdleTime: Xvnc exits after this long without user input.
+    public var xvncMaxIdleSeconds: Int?
+    /// Passed to Xvnc as -MaxDisconnectionTime: Xvnc exits after this long with no viewer
+    /// (its clock starts when Xvnc starts, so an unvisited session ends too).
+    public var xvncMaxDisconnectionSeconds: Int?
     /// PATH inside sessions.
     public var sessionPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
 

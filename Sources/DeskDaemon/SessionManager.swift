@@ -244,6 +244,8 @@ public actor SessionManager {
             "-desktop", "\(user)'s desktop (\(display))",
             "-AlwaysShared",
         ]
+        + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
+        + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
     }
 
     private static func newSessionID() -> String {
@@ -324,6 +326,27 @@ public actor SessionManager {
             let persist = session.lastClientAt != record.session.lastClientAt || session.state != record.session.state
             records[display]?.session = session
             if persist, let updated = records[display] { try? store.save(updated) }
+        }
+    }
+
+    /// Applies the configured idle limit, as root would with `deskctl reap --idle`.
+    public func enforceIdleLimit() async {
+        guard let limit = configuration.idleLimitSeconds else { return }
+        let daemon = Caller(uid: 0, gid: 0, pid: getpid(), userName: "deskd", isAdmin: true)
+        _ = try? await reap(Request(command: .reap, idleSeconds: limit), caller: daemon)
+    }
+
+    /// Displays in range held by X servers deskd did not start: never touched, never allocated over.
+    public func foreignDisplays(caller: Caller) -> [ForeignDisplay] {
+        guard caller.isAdmin else { return [] }
+        let snapshot = DisplaySnapshot.take()
+        return configuration.displayRange.map(Display.init).compactMap { display in
+            guard records[display] == nil, !reserved.contains(display) else { return nil }
+            let occupancy = snapshot.occupancy(of: display)
+            guard !occupancy.isUsable else { return nil }
+            var pid: Int32?
+            if case .liveLock(let owner) = occupancy, owner > 0 { pid = owner }
+            return ForeignDisplay(display: display, reason: occupancy.reason, pid: pid)
         }
     }
 

@@ -14,6 +14,7 @@ public struct SessionMonitor: Service {
     public func run() async throws {
         while !Task.isCancelledOrShuttingDown {
             await manager.refresh()
+            await manager.enforceIdleLimit()
             try? await Task.sleep(for: interval)
         }
     }

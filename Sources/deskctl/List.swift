@@ -15,13 +15,21 @@ extension Deskctl {
 
         func run() throws {
             try reporting {
-                let sessions = try connection.send(Request(command: .list, all: all)).sessions ?? []
+                let response = try connection.send(Request(command: .list, all: all))
+                let sessions = response.sessions ?? []
                 if json {
+                    // The JSON contract is an array of sessions; foreign displays are for people.
                     try printJSON(sessions)
-                } else if sessions.isEmpty {
+                    return
+                }
+                if sessions.isEmpty {
                     print(all ? "No sessions." : "You have no sessions. Start one with: deskctl start")
                 } else {
                     print(SessionTable.render(sessions))
+                }
+                if let foreign = response.foreign, !foreign.isEmpty {
+                    print("\nForeign displays (not deskd's, left alone):")
+                    for entry in foreign { print("  \(entry.display)  \(entry.reason)") }
                 }
             }
         }

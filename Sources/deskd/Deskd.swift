@@ -32,10 +32,28 @@ struct Deskd: AsyncParsableCommand {
     @Option(name: .customLong("xvnc"), help: "The Xtigervnc executable.")
     var xvncPath: String = "/usr/bin/Xtigervnc"
 
+    @Option(name: .customLong("idle-limit"), help: "Kill sessions that have had no viewer this long (90s, 30m, 2h, 1d). Default: never.")
+    var idleLimit: String?
+
+    @Option(name: .customLong("xvnc-max-idle"), help: "Xvnc's -MaxIdleTime: Xvnc exits after this long without input.")
+    var xvncMaxIdle: String?
+
+    @Option(name: .customLong("xvnc-max-disconnection"), help: "Xvnc's -MaxDisconnectionTime: Xvnc exits after this long with no viewer.")
+    var xvncMaxDisconnection: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
+    static func seconds(_ text: String?) throws -> Int? {
+        do { return try text.map { text throws(DeskError) in try IdleDuration.seconds(parsing: text) } } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
     func validate() throws {
+        _ = try Self.seconds(idleLimit)
+        _ = try Self.seconds(xvncMaxIdle)
+        _ = try Self.seconds(xvncMaxDisconnection)
         guard getuid() == 0 else {
             throw ValidationError("deskd must run as root: it starts desktops as other users. Run it with sudo or as deskd.service.")
         }
@@ -57,6 +75,9 @@ struct Deskd: AsyncParsableCommand {
         configuration.adminGroup = adminGroup
         configuration.minimumUID = minimumUID
         configuration.xvncPath = xvncPath
+        configuration.idleLimitSeconds = try Self.seconds(idleLimit)
+        configuration.xvncMaxIdleSeconds = try Self.seconds(xvncMaxIdle)
+        configuration.xvncMaxDisconnectionSeconds = try Self.seconds(xvncMaxDisconnection)
 
         let manager = try SessionManager(configuration: configuration, logger: logger)
         await manager.adoptRunningSessions()

@@ -6,8 +6,8 @@ import Glibc
 import Testing
 
 /// Who may do what, and what bad input gets: one sentence, a non-zero exit, a daemon still serving.
-@Suite(.serialized, .enabled(if: TestEnvironment.canRun, TestEnvironment.skipReason))
-struct AccessAndInputTests {
+extension EndToEnd {
+@Suite struct AccessAndInputTests {
     @Test func usersSeeAndKillOnlyTheirOwnSessions() throws {
         let frank = try TestUsers.ensure("deskt-frank")
         let grace = try TestUsers.ensure("deskt-grace")
@@ -119,4 +119,5 @@ struct AccessAndInputTests {
         #expect(process.terminationStatus == 3)
         #expect(text.contains("cannot reach deskd"))
     }
+}
 }

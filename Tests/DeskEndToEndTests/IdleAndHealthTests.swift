@@ -6,8 +6,8 @@ import Glibc
 import Testing
 
 /// Viewer tracking, reaping and probing against real Xtigervnc with real libvncclient viewers.
-@Suite(.serialized, .enabled(if: TestEnvironment.canRun, TestEnvironment.skipReason))
-struct IdleAndHealthTests {
+extension EndToEnd {
+@Suite struct IdleAndHealthTests {
     @Test func aWatchedSessionSurvivesReapWhileAnUnwatchedOneIsReaped() throws {
         let judy = try TestUsers.ensure("deskt-judy")
         let kim = try TestUsers.ensure("deskt-kim")
@@ -79,6 +79,7 @@ struct IdleAndHealthTests {
         #expect(try daemon.deskctl(["probe", session.display.description]).status == 0)
         #expect(eventually { (try? daemon.sessions().first?.state) == .ready })
     }
+}
 }
 
 extension DaemonUnderTest {

@@ -7,8 +7,8 @@ import Testing
 
 /// Real deskd, real deskctl, real Xtigervnc, real users, real RFB. Serialized: the host has one
 /// set of X displays, and two cores.
-@Suite(.serialized, .enabled(if: TestEnvironment.canRun, TestEnvironment.skipReason))
-struct SessionLifecycleTests {
+extension EndToEnd {
+@Suite struct SessionLifecycleTests {
     @Test func startAuthenticateListKill() throws {
         let alice = try TestUsers.ensure("deskt-alice")
         let daemon = try DaemonUnderTest()
@@ -164,4 +164,5 @@ struct SessionLifecycleTests {
     static func commandLines(of account: UserAccount) -> [String] {
         TestUsers.processes(of: account).map(commandLine)
     }
+}
 }
