@@ -41,6 +41,9 @@ struct Deskd: AsyncParsableCommand {
     @Option(name: .customLong("xvnc-max-disconnection"), help: "Xvnc's -MaxDisconnectionTime: Xvnc exits after this long with no viewer.")
     var xvncMaxDisconnection: String?
 
+    @Flag(name: .customLong("keep-session-on-desktop-exit"), help: "When the desktop (xstartup) exits, keep Xvnc running. Default: end the session, as vncserver does.")
+    var keepSessionOnDesktopExit = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -75,6 +78,7 @@ struct Deskd: AsyncParsableCommand {
         configuration.adminGroup = adminGroup
         configuration.minimumUID = minimumUID
         configuration.xvncPath = xvncPath
+        configuration.desktopExitEndsSession = !keepSessionOnDesktopExit
         configuration.idleLimitSeconds = try Self.seconds(idleLimit)
         configuration.xvncMaxIdleSeconds = try Self.seconds(xvncMaxIdle)
         configuration.xvncMaxDisconnectionSeconds = try Self.seconds(xvncMaxDisconnection)

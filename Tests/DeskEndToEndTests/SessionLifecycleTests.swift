@@ -155,6 +155,27 @@ extension EndToEnd {
         #expect(eventually(5) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
         #expect(eventually { TestUsers.processes(of: erin).isEmpty })
         #expect(eventually { session.display.isFree })
+        // The display is reused by the next start.
+        #expect(try daemon.start(erin.name).display == session.display)
+    }
+
+    @Test func theDesktopExitingEndsTheSessionUnlessConfiguredOtherwise() throws {
+        let fay = try TestUsers.ensure("deskt-fay")
+        let ending = try DaemonUnderTest()
+        defer { ending.shutDown(); TestUsers.reap(fay) }
+        let first = try ending.start(fay.name)
+        kill(try #require(first.desktopPid), SIGKILL)
+        #expect(eventually { (try? ending.sessions().isEmpty) == true })
+        #expect(eventually { !ProcFS.isAlive(first.pid) })
+        ending.shutDown()
+
+        let keeping = try DaemonUnderTest(extraArguments: ["--keep-session-on-desktop-exit"])
+        defer { keeping.shutDown() }
+        let second = try keeping.start(fay.name)
+        kill(try #require(second.desktopPid), SIGKILL)
+        usleep(500_000)
+        #expect(ProcFS.isAlive(second.pid))
+        #expect(try keeping.sessions().map(\.pid) == [second.pid])
     }
 
     static func commandLine(_ pid: pid_t) -> String {
