@@ -121,9 +121,7 @@ public actor SessionManager {
     private func resolveAccount(_ name: String?, caller: Caller) throws(DeskError) -> UserAccount {
         let account: UserAccount
         if let name {
-            guard let found = UserAccount.named(name) else {
-                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
-            }
+            let found = try Self.existingAccount(name)
             guard policy.mayAct(caller, onSessionOf: found.uid) else {
                 throw DeskError(.permissionDenied, "only an admin may start a desktop for another user (\(found.name)); leave out --user to start your own.")
             }
@@ -138,6 +136,14 @@ public actor SessionManager {
             account = found
         }
         try policy.checkDesktopAccount(name: account.name, uid: account.uid)
+        return account
+    }
+
+    /// The named account, or the one sentence every command gives for a name that is not one.
+    private static func existingAccount(_ name: String) throws(DeskError) -> UserAccount {
+        guard let account = UserAccount.named(name) else {
+            throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
+        }
         return account
     }
 
@@ -280,9 +286,7 @@ public actor SessionManager {
             guard policy.mayAct(caller, onSessionOf: record.session.uid) else { throw AccessPolicy.notYours(display, action: "kill") }
             targets = [record]
         } else if let name = request.user {
-            guard let account = UserAccount.named(name) else {
-                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
-            }
+            let account = try Self.existingAccount(name)
             guard policy.mayAct(caller, onSessionOf: account.uid) else {
                 throw DeskError(.permissionDenied, "only an admin may kill another user's (\(account.name)) sessions.")
             }
@@ -357,9 +361,7 @@ public actor SessionManager {
         }
         var uid: UInt32?
         if let name = request.user {
-            guard let account = UserAccount.named(name) else {
-                throw DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
-            }
+            let account = try Self.existingAccount(name)
             guard policy.mayAct(caller, onSessionOf: account.uid) else {
                 throw DeskError(.permissionDenied, "only an admin may reap another user's (\(account.name)) sessions.")
             }
