@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
@@ -46,9 +47,11 @@ let package = Package(
                 "DeskCore",
                 "DeskLinux",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
@@ -72,6 +75,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),
+        .testTarget(name: "DeskDaemonTests", dependencies: ["DeskCore", "DeskDaemon"]),
         .testTarget(
             name: "DeskEndToEndTests",
             dependencies: ["DeskCore", "DeskClient", "DeskLinux"]

@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe
+    case ping, start, list, show, kill, reap, probe, passwd, history
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -33,9 +33,14 @@ public struct Request: Codable, Sendable, Equatable {
     public var idleSeconds: Int?
     /// reap: say what would be killed, kill nothing.
     public var dryRun: Bool?
+    /// passwd: set a new view-only password (the full-control one is kept).
+    public var viewOnly: Bool?
+    /// history: entries at or after this time (seconds since 1970).
+    public var since: Double?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
-                depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil) {
+                depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
+                viewOnly: Bool? = nil, since: Double? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -46,6 +51,8 @@ public struct Request: Codable, Sendable, Equatable {
         self.all = all
         self.idleSeconds = idleSeconds
         self.dryRun = dryRun
+        self.viewOnly = viewOnly
+        self.since = since
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -100,9 +107,13 @@ public struct Response: Codable, Sendable, Equatable {
     public var probe: ProbeReport?
     /// list --all (admins): displays held by X servers deskd did not start.
     public var foreign: [ForeignDisplay]?
+    /// history: audit entries the caller may see, oldest first.
+    public var history: [AuditEntry]?
 
-    public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil) {
+    public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
+                history: [AuditEntry]? = nil) {
         self.ok = true
+        self.history = history
         self.sessions = sessions
         self.connect = connect
         self.daemonVersion = daemonVersion

@@ -44,6 +44,8 @@ public struct Session: Codable, Sendable, Equatable {
     public var idleSeconds: Int
     /// Only in a start reply (and only to the owner or an admin); never persisted.
     public var password: String?
+    /// Only in a `passwd --view-only` reply: the password that may watch but not type.
+    public var viewOnlyPassword: String?
 
     public init(
         id: String, user: String, uid: UInt32, gid: UInt32, display: Display, pid: Int32, pidStartTicks: UInt64,

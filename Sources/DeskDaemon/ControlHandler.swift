@@ -9,12 +9,14 @@ public struct ControlHandler: Sendable {
     let manager: SessionManager
     let adminGID: UInt32?
     let hostName: String
+    let audit: AuditTrail
     let logger: Logger
 
     public init(manager: SessionManager, configuration: DaemonConfiguration, logger: Logger) {
         self.manager = manager
         self.adminGID = GroupDirectory.gid(named: configuration.adminGroup)
         self.hostName = ProcessInfo.processInfo.hostName
+        self.audit = AuditTrail(path: configuration.auditLogPath, logger: logger)
         self.logger = logger
         if adminGID == nil {
             logger.notice("admin group does not exist; only root administers sessions", metadata: ["config.adminGroup": "\(configuration.adminGroup)"])
@@ -23,13 +25,54 @@ public struct ControlHandler: Sendable {
 
     public func handle(_ bytes: [UInt8], from peer: PeerCredentials) async -> Response {
         let caller = self.caller(peer)
-        do throws(DeskError) {
-            let request = try Request.decode(bytes)
-            return try await dispatch(request, caller: caller)
-        } catch {
+        let request: Request
+        do { request = try Request.decode(bytes) } catch {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error.code": "\(error.code.rawValue)"])
             return Response(error: error)
         }
+        let response: Response
+        do { response = try await dispatch(request, caller: caller) } catch {
+            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(request.command.rawValue)", "error.code": "\(error.code.rawValue)"])
+            response = Response(error: error)
+        }
+        if AuditEntry.auditedCommands.contains(request.command) {
+            audit.record(auditEntry(request, response, caller: caller))
+        }
+        return response
+    }
+
+    /// What the audit trail keeps of a request: never a password, whatever the reply holds.
+    func auditEntry(_ request: Request, _ response: Response, caller: Caller) -> AuditEntry {
+        let sessions = response.sessions ?? []
+        let single = sessions.count == 1 ? sessions.first : nil
+        var details: [String] = []
+        if request.command == .start {
+            details.append("desktop=\(single?.desktop ?? request.desktop ?? "default")")
+            if let geometry = single?.geometry.description ?? request.geometry { details.append("geometry=\(geometry)") }
+        }
+        if let idle = request.idleSeconds, request.command == .reap { details.append("idle=\(idle)s") }
+        if request.dryRun == true { details.append("dry-run") }
+        if request.viewOnly == true { details.append("view-only") }
+        if request.all == true { details.append("all") }
+        let outcome: String
+        if let error = response.error {
+            outcome = error.code.rawValue
+        } else {
+            switch request.command {
+            case .start: outcome = "started"
+            case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
+            default:
+                let verb = request.dryRun == true ? "would kill" : "killed"
+                outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")
+            }
+        }
+        let user = single?.user ?? request.user ?? (request.command == .start ? caller.userName : nil)
+        return AuditEntry(
+            time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: request.command,
+            user: user, uid: single?.uid ?? user.flatMap { UserAccount.named($0)?.uid },
+            display: single?.display ?? request.display.map(Display.init),
+            detail: details.isEmpty ? nil : details.joined(separator: " "), ok: response.ok, outcome: outcome
+        )
     }
 
     private func dispatch(_ request: Request, caller: Caller) async throws(DeskError) -> Response {
@@ -60,8 +103,23 @@ public struct ControlHandler: Sendable {
             }
             let timeout = min(max(request.idleSeconds ?? 3, 1), 30)
             return Response(probe: try await manager.probe(Display(parsing: String(number)), caller: caller, timeoutSeconds: timeout))
+        case .passwd:
+            guard let number = request.display else {
+                throw DeskError(.badRequest, "passwd needs a display, for example: deskctl passwd :3.")
+            }
+            let session = try await manager.rotatePassword(Display(parsing: String(number)), viewOnly: request.viewOnly ?? false, caller: caller)
+            return Response(sessions: [session], connect: session.connectHints(host: hostName))
+        case .history:
+            if let name = request.user, !caller.isAdmin, name != caller.userName {
+                throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
+            }
+            let entries = audit.entries(visibleTo: caller, since: request.since.map(Date.init(timeIntervalSince1970:)), user: request.user)
+            return Response(history: Array(entries.suffix(Self.historyLimit)))
         }
     }
+
+    /// The newest entries a history reply carries; older ones stay in the file for root to read.
+    static let historyLimit = 2000
 
     /// Root and members of the admin group are admins; group membership comes from the
     /// account database for the peer's uid, not from anything the peer sent.

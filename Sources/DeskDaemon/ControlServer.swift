@@ -3,6 +3,7 @@ import DeskLinux
 import Foundation
 import Glibc
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -15,13 +16,16 @@ public struct ControlServer: Service {
     let logger: Logger
     /// A client has this long to send its request.
     let readDeadline: Duration = .seconds(5)
+    let connections: ConnectionGate
     /// Called once the socket accepts connections (systemd readiness, tests).
     let onListening: @Sendable () -> Void
 
-    public init(socketPath: String, handler: ControlHandler, logger: Logger, onListening: @escaping @Sendable () -> Void = {}) {
+    public init(socketPath: String, handler: ControlHandler, logger: Logger, maxConnections: Int = 128, maxConnectionsPerUser: Int = 16,
+                onListening: @escaping @Sendable () -> Void = {}) {
         self.socketPath = socketPath
         self.handler = handler
         self.logger = logger
+        self.connections = ConnectionGate(total: maxConnections, perUID: maxConnectionsPerUser)
         self.onListening = onListening
     }
 
@@ -47,7 +51,16 @@ public struct ControlServer: Service {
             try await server.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await (connection, peer) in connections {
-                        group.addTask { await serve(connection, peer: peer) }
+                        // Root is never turned away: an admin must always be able to reach a busy daemon.
+                        let refusal = peer.uid == 0 ? nil : self.connections.enter(uid: peer.uid)
+                        group.addTask {
+                            if let refusal {
+                                await refuse(connection, refusal, peer: peer)
+                            } else {
+                                await serve(connection, peer: peer)
+                                if peer.uid != 0 { self.connections.leave(uid: peer.uid) }
+                            }
+                        }
                     }
                 }
             }
@@ -69,6 +82,16 @@ public struct ControlServer: Service {
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["peer.uid": "\(peer.uid)", "error": "\(error)"])
+        }
+    }
+
+    /// Answers without reading: the caller holds too many connections, or everyone does.
+    private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ error: DeskError, peer: PeerCredentials) async {
+        logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"])
+        try? await connection.executeThenClose { _, outbound in
+            var data = try JSONEncoder.desk.encode(Response(error: error))
+            data.append(UInt8(ascii: "\n"))
+            try await outbound.write(ByteBuffer(bytes: data))
         }
     }
 
@@ -115,6 +138,43 @@ public struct ControlServer: Service {
         }
         if connected == 0 {
             throw OSError("another deskd is already listening on", path: path, errno: EADDRINUSE)
+        }
+    }
+}
+
+/// Counts open control connections, in all and per uid. A client that connects and says
+/// nothing holds its slot for the read deadline at most, and one user cannot hold them all.
+final class ConnectionGate: Sendable {
+    let total: Int
+    let perUID: Int
+    private let counts = NIOLockedValueBox<(total: Int, byUID: [UInt32: Int])>((0, [:]))
+
+    init(total: Int, perUID: Int) {
+        self.total = total
+        self.perUID = perUID
+    }
+
+    /// Takes a slot, or returns the refusal to send instead.
+    func enter(uid: UInt32) -> DeskError? {
+        counts.withLockedValue { counts in
+            let mine = counts.byUID[uid, default: 0]
+            if mine >= perUID {
+                return DeskError(.limitReached, "you already hold \(mine) open connections to deskd (daemon.max_connections_per_user is \(perUID)); close some and try again.")
+            }
+            if counts.total >= total {
+                return DeskError(.limitReached, "deskd is serving \(counts.total) connections, its limit (daemon.max_connections); try again in a few seconds.")
+            }
+            counts.total += 1
+            counts.byUID[uid] = mine + 1
+            return nil
+        }
+    }
+
+    func leave(uid: UInt32) {
+        counts.withLockedValue { counts in
+            counts.total -= 1
+            let left = counts.byUID[uid, default: 1] - 1
+            counts.byUID[uid] = left > 0 ? left : nil
         }
     }
 }

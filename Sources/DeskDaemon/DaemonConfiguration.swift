@@ -1,14 +1,27 @@
 import DeskCore
 
-/// Everything deskd can be told. Defaults are built in, so no file is needed.
+/// Everything deskd can be told. Defaults are built in, so no file is needed;
+/// /etc/deskd/deskd.toml (Templates/deskd.toml documents every key) and flags override them.
 public struct DaemonConfiguration: Sendable {
     public var socketPath = ControlProtocol.defaultSocketPath
-    /// Runtime state: session records, per-session directories. Host-runtime only (a reboot ends every session).
-    public var stateDirectory = "/run/deskd"
+    /// Runtime state on tmpfs: session records and per-session directories with the password
+    /// files. A reboot ends every session, and secrets never reach a disk.
+    public var runtimeDirectory = "/run/deskd"
+    /// Persistent state: the audit trail.
+    public var stateDirectory = "/var/lib/deskd"
     /// Members of this group may act on every user's sessions, as root may.
     public var adminGroup = "deskd-admin"
+    public var logLevel = "info"
     public var minimumUID: UInt32 = 1000
     public var displayRange: ClosedRange<Int> = 1...99
+    public var limits = SessionLimits()
+    /// Starts per minute per calling uid (root is not limited; nil: no limit).
+    public var startsPerMinute: Int? = 10
+    /// Control connections open at once, in all and per uid: a silent client holds one for
+    /// at most the read deadline, and cannot hold them all.
+    public var maxConnections = 128
+    public var maxConnectionsPerUser = 16
+
     /// Searched in order; the first holding `<name>.xstartup` wins, so /etc overrides what ships.
     public var templateDirectories = ["/etc/deskd/templates", "/usr/local/share/deskd/templates", "/usr/share/deskd/templates"]
     public var defaultDesktop = "xterm"
@@ -31,8 +44,40 @@ public struct DaemonConfiguration: Sendable {
     /// PATH inside sessions.
     public var sessionPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
 
+    /// Where Xvnc listens for viewers: loopback only unless the admin names an address.
+    public var vncExposure = VNCExposure()
+
     public init() {}
 
-    public var sessionRecordsDirectory: String { stateDirectory + "/sessions" }
-    public var sessionDirectoriesRoot: String { stateDirectory + "/displays" }
+    public var sessionRecordsDirectory: String { runtimeDirectory + "/sessions" }
+    public var sessionDirectoriesRoot: String { runtimeDirectory + "/displays" }
+    public var auditLogPath: String { stateDirectory + "/audit.log" }
+}
+
+/// How far Xvnc's RFB port reaches, and what a viewer must do to get in.
+public struct VNCExposure: Sendable, Equatable {
+    /// nil: 127.0.0.1 only (viewers come through an ssh tunnel). Otherwise the address
+    /// Xvnc binds ("0.0.0.0" for every interface).
+    public var listenAddress: String?
+    /// Xvnc's -SecurityTypes. "None" is never accepted: on a shared host every local user
+    /// reaches loopback, so an unauthenticated desktop is everyone's desktop.
+    public var securityTypes = ["VncAuth"]
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+
+    public static let knownSecurityTypes = ["VncAuth", "TLSVnc", "X509Vnc"]
+
+    public init() {}
+
+    public var isLoopbackOnly: Bool { listenAddress == nil || listenAddress == "127.0.0.1" || listenAddress == "localhost" }
+
+    /// `tlsFiles`: the session's copies of the certificate and key (Xvnc runs as the user).
+    public func xvncArguments(tlsFiles: (certificate: String, key: String)?) -> [String] {
+        var arguments = isLoopbackOnly ? ["-localhost"] : ["-interface", listenAddress!]
+        arguments += ["-SecurityTypes", securityTypes.joined(separator: ",")]
+        if let tlsFiles {
+            arguments += ["-X509Cert", tlsFiles.certificate, "-X509Key", tlsFiles.key]
+        }
+        return arguments
+    }
 }

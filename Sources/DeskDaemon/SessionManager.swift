@@ -19,8 +19,9 @@ public actor SessionManager {
     private let cgroupBase: String?
 
     private var records: [Display: SessionRecord] = [:]
-    /// Displays with a start in flight, not yet in `records`.
-    private var reserved: Set<Display> = []
+    /// Displays with a start in flight, not yet in `records`, and the uid each is for.
+    private var reserved: [Display: UInt32] = [:]
+    private var startRate: StartRateLimiter?
     /// Session ids being torn down, so exit notifications during a kill do not tear down twice.
     private var terminating: Set<String> = []
     /// Session ids whose last probe got no complete handshake.
@@ -34,6 +35,7 @@ public actor SessionManager {
         self.policy = AccessPolicy(minimumUID: configuration.minimumUID)
         self.allocator = DisplayAllocator(range: configuration.displayRange)
         self.cgroupBase = SessionCGroup.defaultBase()
+        self.startRate = configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:))
         try StateDirectory.prepare(configuration)
         if cgroupBase == nil {
             logger.warning("no writable cgroup v2 hierarchy; sessions are killed by process group and environment sweep")
@@ -72,11 +74,26 @@ public actor SessionManager {
     // MARK: Start
 
     public func start(_ request: Request, caller: Caller) async throws(DeskError) -> Session {
-        let template = try templates.template(named: request.desktop ?? configuration.defaultDesktop)
+        // Root is exempt: it could start Xvnc by hand anyway, and benchmarks start forty at once.
+        if caller.uid != 0 {
+            try startRate?.admit(uid: caller.uid, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        }
+        let limits = configuration.limits
+        let desktopName = request.desktop ?? configuration.defaultDesktop
+        try limits.checkDesktop(XstartupTemplate.validate(desktopName: desktopName))
+        let template = try templates.template(named: desktopName)
         let geometry = try request.geometry.map { text throws(DeskError) in try Geometry(parsing: text) } ?? configuration.defaultGeometry
+        try limits.checkGeometry(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         let requested = try request.display.map { number throws(DeskError) in try Display(parsing: String(number), range: configuration.displayRange) }
         let account = try resolveAccount(request.user, caller: caller)
+        let groups = limits.allowedGroups.filter { name in GroupDirectory.gid(named: name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
+        try limits.checkAccount(.init(name: account.name, groups: groups))
+        try limits.checkCapacity(
+            user: account.name,
+            userSessions: records.values.count { $0.session.uid == account.uid } + reserved.values.count { $0 == account.uid },
+            hostSessions: records.count + reserved.count
+        )
         guard access(configuration.xvncPath, X_OK) == 0 else {
             throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
         }
@@ -89,25 +106,25 @@ public actor SessionManager {
         while true {
             let snapshot = DisplaySnapshot.take()
             let display = try allocator.choose(requested: requested, skipping: tried) { display in
-                records[display] != nil || reserved.contains(display) ? .heldByDeskd : snapshot.occupancy(of: display)
+                records[display] != nil || reserved[display] != nil ? .heldByDeskd : snapshot.occupancy(of: display)
             }
-            reserved.insert(display)
+            reserved[display] = account.uid
             do {
                 let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller)
-                reserved.remove(display)
+                reserved[display] = nil
                 return session
             } catch LaunchError.displayTaken {
-                reserved.remove(display)
+                reserved[display] = nil
                 tried.insert(display)
                 logger.info("display taken by another X server; trying the next", metadata: ["session.display": "\(display)"])
                 if requested != nil || tried.count >= 8 {
                     throw DeskError(.displayBusy, "display \(display) was taken by another X server while starting; try again.")
                 }
             } catch LaunchError.failed(let error) {
-                reserved.remove(display)
+                reserved[display] = nil
                 throw error
             } catch {
-                reserved.remove(display)
+                reserved[display] = nil
                 throw DeskError(.internalError, "\(error)")
             }
         }
@@ -162,7 +179,8 @@ public actor SessionManager {
         XLockFile.reclaim(display)
         let password = SessionPassword.generate()
         let logs = try directory.create(owner: account.uid, group: account.gid,
-                                        password: VNCPasswordFile.encode(password: password), xstartup: xstartup)
+                                        password: VNCPasswordFile.encode(password: password), xstartup: xstartup,
+                                        tls: try tlsMaterial())
         var desktopLog: Int32? = logs.desktopLog
         defer { if let desktopLog { close(desktopLog) } }
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
@@ -237,19 +255,29 @@ public actor SessionManager {
         return reply
     }
 
+    /// The admin's certificate and key, read as root from the configured (root-controlled) paths.
+    private func tlsMaterial() throws -> (certificate: [UInt8], key: [UInt8])? {
+        let exposure = configuration.vncExposure
+        guard let certificatePath = exposure.tlsCertificate, let keyPath = exposure.tlsKey else { return nil }
+        guard let certificate = ProcFS.read(certificatePath, limit: 1 << 20), let key = ProcFS.read(keyPath, limit: 1 << 20) else {
+            throw LaunchError.failed(DeskError(.internalError, "cannot read the TLS certificate \(certificatePath) or key \(keyPath) (network.tls_certificate, network.tls_key); check that both exist."))
+        }
+        return (certificate, key)
+    }
+
     private func xvncArguments(display: Display, geometry: Geometry, depth: Int, directory: SessionDirectory, user: String) -> [String] {
-        [
+        let exposure = configuration.vncExposure
+        return [
             display.description,
             "-rfbport", String(display.rfbPort),
-            "-localhost",
             "-nolisten", "tcp",
-            "-SecurityTypes", "VncAuth",
             "-rfbauth", directory.passwordFile,
             "-geometry", geometry.description,
             "-depth", String(depth),
             "-desktop", "\(user)'s desktop (\(display))",
             "-AlwaysShared",
         ]
+        + exposure.xvncArguments(tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
         + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
         + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
     }
@@ -307,6 +335,36 @@ public actor SessionManager {
         return killed
     }
 
+    /// Gives a running session a new password (or, `viewOnly`, a new view-only password beside
+    /// the kept full one). Xvnc reads its password file at every authentication, so the next
+    /// viewer needs the new one and nothing restarts; connected viewers stay connected.
+    public func rotatePassword(_ display: Display, viewOnly: Bool, caller: Caller) throws(DeskError) -> Session {
+        guard let record = records[display] else {
+            throw DeskError(.noSuchSession, "there is no deskd session on display \(display); see the running ones with deskctl list.")
+        }
+        let session = record.session
+        guard policy.mayAct(caller, onSessionOf: session.uid) else { throw AccessPolicy.notYours(display, action: "change the password of") }
+        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        let fresh = SessionPassword.generate()
+        let bytes: [UInt8]
+        if viewOnly {
+            guard let current = directory.readPasswordFile().flatMap(VNCPasswordFile.decode) else {
+                throw DeskError(.internalError, "the password file of \(display) is missing or damaged; set a new full password first with: deskctl passwd \(display).")
+            }
+            bytes = VNCPasswordFile.encode(password: current, viewOnly: fresh)
+        } else {
+            // A new full password also drops any view-only one: rotating is how access is revoked.
+            bytes = VNCPasswordFile.encode(password: fresh)
+        }
+        do { try directory.replacePassword(bytes, owner: session.uid, group: session.gid) } catch {
+            throw DeskError(.internalError, "could not write the new password for \(display): \(error).")
+        }
+        logger.info(viewOnly ? "session view-only password set" : "session password rotated", metadata: metadata(session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
+        var reply = session
+        if viewOnly { reply.viewOnlyPassword = fresh } else { reply.password = fresh }
+        return reply
+    }
+
     // MARK: Viewers, health, reaping
 
     /// Updates viewer counts, idle times and health from the kernel: one read of the TCP table
@@ -345,7 +403,7 @@ public actor SessionManager {
         guard caller.isAdmin else { return [] }
         let snapshot = DisplaySnapshot.take()
         return configuration.displayRange.map(Display.init).compactMap { display in
-            guard records[display] == nil, !reserved.contains(display) else { return nil }
+            guard records[display] == nil, reserved[display] == nil else { return nil }
             let occupancy = snapshot.occupancy(of: display)
             guard !occupancy.isUsable else { return nil }
             var pid: Int32?

@@ -1,11 +1,12 @@
 import DeskLinux
 import Glibc
 
-/// The runtime state directory and its two subdirectories, made root-owned and checked:
-/// deskd refuses to run on a state directory someone else controls.
+/// The runtime directory, its two subdirectories and the persistent state directory, made
+/// root-owned and checked: deskd refuses to run on a directory someone else controls.
 enum StateDirectory {
     static func prepare(_ configuration: DaemonConfiguration) throws {
-        for (path, mode) in [(configuration.stateDirectory, mode_t(0o755)),
+        for (path, mode) in [(configuration.runtimeDirectory, mode_t(0o755)),
+                             (configuration.stateDirectory, 0o700),
                              (configuration.sessionRecordsDirectory, 0o700),
                              (configuration.sessionDirectoriesRoot, 0o755)] {
             if mkdir(path, mode) != 0 && errno != EEXIST { throw OSError("mkdir", path: path) }

@@ -1,11 +1,12 @@
 import Glibc
 
-/// A session's runtime directory, `<state>/displays/<n>`: the password file, the rendered
-/// xstartup and the logs, owned by the session's user.
+/// A session's runtime directory, `<runtime>/displays/<n>`: the password file, the rendered
+/// xstartup, the logs and any TLS files, each owned by the session's user.
 ///
-/// Root never follows a path the user controls: the directory is created root-owned, every
-/// file in it is created with O_EXCL|O_NOFOLLOW relative to the directory's descriptor and
-/// chowned through its own descriptor, and only then is the directory handed to the user.
+/// Root never follows a path the user controls: the directory stays root-owned (0711), so the
+/// user can read and write their files but never rename, replace or symlink an entry; every
+/// file is created with O_EXCL|O_NOFOLLOW relative to the directory's descriptor, owned by the
+/// user and given its mode before a byte is written.
 public struct SessionDirectory: Sendable {
     public let path: String
 
@@ -18,18 +19,27 @@ public struct SessionDirectory: Sendable {
     public var xvncLog: String { path + "/Xvnc.log" }
     public var desktopLog: String { path + "/desktop.log" }
 
+    public var tlsCertificate: String { path + "/tls-cert.pem" }
+    public var tlsKey: String { path + "/tls-key.pem" }
+
     /// Creates the directory and its files for `owner`; returns open descriptors for the two logs.
-    public func create(owner: uid_t, group: gid_t, password: [UInt8], xstartup: String) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
+    /// `tls` holds the certificate and key Xvnc (running as the user) must read: copies, so the
+    /// admin's originals can stay root-only.
+    public func create(owner: uid_t, group: gid_t, password: [UInt8], xstartup: String,
+                       tls: (certificate: [UInt8], key: [UInt8])? = nil) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
         SecureTree.remove(path)
-        guard mkdir(path, 0o700) == 0 else { throw OSError("mkdir", path: path) }
+        guard mkdir(path, 0o711) == 0 else { throw OSError("mkdir", path: path) }
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard dir >= 0 else { throw OSError("open", path: path) }
         defer { close(dir) }
         try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: password, path: path)
         try Self.createFile(in: dir, "xstartup", mode: 0o700, owner: owner, group: group, contents: Array(xstartup.utf8), path: path)
+        if let tls {
+            try Self.createFile(in: dir, "tls-cert.pem", mode: 0o600, owner: owner, group: group, contents: tls.certificate, path: path)
+            try Self.createFile(in: dir, "tls-key.pem", mode: 0o600, owner: owner, group: group, contents: tls.key, path: path)
+        }
         let xvncLog = try Self.createFile(in: dir, "Xvnc.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
         let desktopLog = try Self.createFile(in: dir, "desktop.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
-        guard fchown(dir, owner, group) == 0 else { throw OSError("chown", path: path) }
         return (xvncLog, desktopLog)
     }
 
@@ -62,10 +72,19 @@ public struct SessionDirectory: Sendable {
         return n == bytes.count ? bytes : nil
     }
 
-    /// The last lines of a log, for an error message.
+    /// The last lines of a log, for an error message: at most the last 16 KiB, and only of a
+    /// regular file (the user writes the log, and may have made it huge).
     public func tail(of log: String, lines: Int = 8) -> [String] {
-        guard let text = ProcFS.readText(log) else { return [] }
-        return Array(text.split(separator: "\n").suffix(lines).map(String.init))
+        let fd = open(log, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
+        let length = min(Int(info.st_size), 16 << 10)
+        var bytes = [UInt8](repeating: 0, count: length)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, length, off_t(Int(info.st_size) - length)) }
+        guard n > 0 else { return [] }
+        return Array(String(decoding: bytes.prefix(n), as: UTF8.self).split(separator: "\n").suffix(lines).map(String.init))
     }
 
     public func remove() {

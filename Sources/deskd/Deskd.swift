@@ -14,23 +14,32 @@ struct Deskd: AsyncParsableCommand {
         version: DeskVersion.current
     )
 
-    @Option(help: "The control socket (default: $DESKD_SOCKET or /run/deskd/deskd.sock).")
+    @Option(help: "The configuration file (default: /etc/deskd/deskd.toml, if it exists).")
+    var config: String?
+
+    @Flag(name: .customLong("check-config"), help: "Check the configuration file, print what is wrong (file:line) and exit non-zero on an error.")
+    var checkConfig = false
+
+    @Option(help: "The control socket (default: $DESKD_SOCKET, daemon.socket, or /run/deskd/deskd.sock).")
     var socket: String?
 
-    @Option(name: .customLong("state-dir"), help: "Where runtime state lives.")
-    var stateDirectory: String = "/run/deskd"
+    @Option(name: .customLong("runtime-dir"), help: "Runtime state: session records and directories (default /run/deskd).")
+    var runtimeDirectory: String?
 
-    @Option(name: .customLong("templates"), help: "A directory of <name>.xstartup templates, searched before the built-in locations. Repeatable.")
+    @Option(name: .customLong("state-dir"), help: "Persistent state: the audit trail (default /var/lib/deskd).")
+    var stateDirectory: String?
+
+    @Option(name: .customLong("templates"), help: "A directory of <name>.xstartup templates, searched before the configured ones. Repeatable.")
     var templateDirectories: [String] = []
 
     @Option(name: .customLong("admin-group"), help: "Members of this group administer every session.")
-    var adminGroup: String = "deskd-admin"
+    var adminGroup: String?
 
     @Option(name: .customLong("min-uid"), help: "Accounts below this uid get no desktop.")
-    var minimumUID: UInt32 = 1000
+    var minimumUID: UInt32?
 
     @Option(name: .customLong("xvnc"), help: "The Xtigervnc executable.")
-    var xvncPath: String = "/usr/bin/Xtigervnc"
+    var xvncPath: String?
 
     @Option(name: .customLong("idle-limit"), help: "Kill sessions that have had no viewer this long (90s, 30m, 2h, 1d). Default: never.")
     var idleLimit: String?
@@ -44,8 +53,8 @@ struct Deskd: AsyncParsableCommand {
     @Flag(name: .customLong("keep-session-on-desktop-exit"), help: "When the desktop (xstartup) exits, keep Xvnc running. Default: end the session, as vncserver does.")
     var keepSessionOnDesktopExit = false
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: daemon.log_level or info).")
+    var logLevel: Logger.Level?
 
     static func seconds(_ text: String?) throws -> Int? {
         do { return try text.map { text throws(DeskError) in try IdleDuration.seconds(parsing: text) } } catch {
@@ -57,13 +66,41 @@ struct Deskd: AsyncParsableCommand {
         _ = try Self.seconds(idleLimit)
         _ = try Self.seconds(xvncMaxIdle)
         _ = try Self.seconds(xvncMaxDisconnection)
-        guard getuid() == 0 else {
+        guard getuid() == 0 || checkConfig else {
             throw ValidationError("deskd must run as root: it starts desktops as other users. Run it with sudo or as deskd.service.")
         }
     }
 
+    /// The file's settings, then the command line's on top.
+    func loadConfiguration() throws -> DaemonConfiguration {
+        var configuration: DaemonConfiguration
+        do { configuration = try ConfigurationFile.load(config ?? ConfigurationFile.defaultPath, required: config != nil) } catch {
+            throw ValidationError(error.description)
+        }
+        if let socket { configuration.socketPath = socket } else if let socket = ProcessInfo.processInfo.environment[ControlProtocol.socketEnvironmentKey] {
+            configuration.socketPath = socket
+        }
+        if let runtimeDirectory { configuration.runtimeDirectory = runtimeDirectory }
+        if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        configuration.templateDirectories = templateDirectories + configuration.templateDirectories
+        if let adminGroup { configuration.adminGroup = adminGroup }
+        if let minimumUID { configuration.minimumUID = minimumUID }
+        if let xvncPath { configuration.xvncPath = xvncPath }
+        if keepSessionOnDesktopExit { configuration.desktopExitEndsSession = false }
+        if let idleLimit = try Self.seconds(idleLimit) { configuration.idleLimitSeconds = idleLimit }
+        if let maxIdle = try Self.seconds(xvncMaxIdle) { configuration.xvncMaxIdleSeconds = maxIdle }
+        if let maxDisconnection = try Self.seconds(xvncMaxDisconnection) { configuration.xvncMaxDisconnectionSeconds = maxDisconnection }
+        if let logLevel { configuration.logLevel = logLevel.rawValue }
+        return configuration
+    }
+
     func run() async throws {
-        let level = logLevel
+        let configuration = try loadConfiguration()
+        if checkConfig {
+            print("\(config ?? ConfigurationFile.defaultPath): OK")
+            return
+        }
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -71,24 +108,14 @@ struct Deskd: AsyncParsableCommand {
         }
         let logger = Logger(label: "deskd")
 
-        var configuration = DaemonConfiguration()
-        configuration.socketPath = socket ?? ProcessInfo.processInfo.environment[ControlProtocol.socketEnvironmentKey] ?? ControlProtocol.defaultSocketPath
-        configuration.stateDirectory = stateDirectory
-        configuration.templateDirectories = templateDirectories + configuration.templateDirectories
-        configuration.adminGroup = adminGroup
-        configuration.minimumUID = minimumUID
-        configuration.xvncPath = xvncPath
-        configuration.desktopExitEndsSession = !keepSessionOnDesktopExit
-        configuration.idleLimitSeconds = try Self.seconds(idleLimit)
-        configuration.xvncMaxIdleSeconds = try Self.seconds(xvncMaxIdle)
-        configuration.xvncMaxDisconnectionSeconds = try Self.seconds(xvncMaxDisconnection)
-
         let manager = try SessionManager(configuration: configuration, logger: logger)
         await manager.adoptRunningSessions()
         let server = ControlServer(
             socketPath: configuration.socketPath,
             handler: ControlHandler(manager: manager, configuration: configuration, logger: logger),
-            logger: logger
+            logger: logger,
+            maxConnections: configuration.maxConnections,
+            maxConnectionsPerUser: configuration.maxConnectionsPerUser
         )
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: server), .init(service: SessionMonitor(manager: manager))],

@@ -31,7 +31,7 @@ extension EndToEnd {
         #expect(!netTCP.contains("00000000:\(String(session.rfbPort, radix: 16, uppercase: true))"))
 
         // The password file is the user's, 0600, and decodes to the printed password.
-        let passwordFile = daemon.stateDirectory + "/displays/\(session.display.number)/passwd"
+        let passwordFile = daemon.runtimeDirectory + "/displays/\(session.display.number)/passwd"
         var info = stat()
         #expect(stat(passwordFile, &info) == 0)
         #expect(info.st_uid == alice.uid && info.st_mode & 0o777 == 0o600)
@@ -140,7 +140,7 @@ extension EndToEnd {
         defer { second.shutDown() }
         #expect(try second.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
         #expect(access(session.display.lockPath, F_OK) != 0, "the stale lock should be reclaimed")
-        #expect(!FileManager.default.fileExists(atPath: second.stateDirectory + "/displays/\(session.display.number)"))
+        #expect(!FileManager.default.fileExists(atPath: second.runtimeDirectory + "/displays/\(session.display.number)"))
         // The display is reusable at once.
         let again = try second.start(dave.name, extra: ["--display", session.display.description])
         #expect(again.display == session.display)

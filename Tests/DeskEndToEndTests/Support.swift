@@ -72,12 +72,16 @@ struct CommandResult {
 final class DaemonUnderTest {
     let root: URL
     let socket: String
+    /// The daemon's --runtime-dir (records, session directories) and --state-dir (audit trail).
+    let runtimeDirectory: String
     let stateDirectory: String
     let extraArguments: [String]
     private(set) var process: Process?
     let log: URL
 
-    init(extraArguments: [String] = [], reusing other: DaemonUnderTest? = nil) throws {
+    /// `config` is the text of the daemon's deskd.toml; every test daemon gets its own file, so
+    /// none reads the host's /etc/deskd/deskd.toml.
+    init(config: String = "", extraArguments: [String] = [], reusing other: DaemonUnderTest? = nil) throws {
         if let other {
             root = other.root
         } else {
@@ -85,9 +89,12 @@ final class DaemonUnderTest {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         }
         socket = root.appendingPathComponent("deskd.sock").path
+        runtimeDirectory = root.appendingPathComponent("run").path
         stateDirectory = root.appendingPathComponent("state").path
         log = root.appendingPathComponent("deskd-\(UUID().uuidString.prefix(4)).log")
-        self.extraArguments = extraArguments
+        let configPath = root.appendingPathComponent("deskd-\(UUID().uuidString.prefix(4)).toml")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        self.extraArguments = ["--config", configPath.path] + extraArguments
         try launch()
     }
 
@@ -95,7 +102,7 @@ final class DaemonUnderTest {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.deskd)
         process.arguments = [
-            "--socket", socket, "--state-dir", stateDirectory,
+            "--socket", socket, "--runtime-dir", runtimeDirectory, "--state-dir", stateDirectory,
             "--templates", TestEnvironment.repository.appendingPathComponent("Templates").path,
         ] + extraArguments
         FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -119,6 +126,8 @@ final class DaemonUnderTest {
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    var auditPath: String { stateDirectory + "/audit.log" }
+    var auditText: String { (try? String(contentsOfFile: auditPath, encoding: .utf8)) ?? "" }
     var isRunning: Bool { process?.isRunning ?? false }
 
     /// Kills the daemon the hard way; its sessions must survive this.

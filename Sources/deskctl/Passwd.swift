@@ -1,0 +1,46 @@
+import ArgumentParser
+import DeskCore
+
+extension Deskctl {
+    struct Passwd: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a running session a new VNC password, without restarting it.",
+            discussion: """
+            Xvnc checks the password file at every login, so the next viewer needs the new password; \
+            viewers already connected stay connected. A new full password also revokes any view-only one. \
+            With --view-only, the full password is kept and a new view-only password (watch, no input) is set.
+            """
+        )
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Argument(help: "The session's display, for example :3.")
+        var display: String
+
+        @Flag(help: "Set a new view-only password and keep the full one.")
+        var viewOnly = false
+
+        @Flag(help: "Print the session as JSON, with the new password.")
+        var json = false
+
+        func validate() throws {
+            _ = try parseDisplay(display)
+        }
+
+        func run() throws {
+            try reporting {
+                let response = try connection.send(Request(command: .passwd, display: try parseDisplay(display), viewOnly: viewOnly ? true : nil))
+                guard let session = response.sessions?.first else { throw Failure(message: "deskd answered without a session.", code: ExitCodes.refused) }
+                if json {
+                    try printJSON(session)
+                    return
+                }
+                if viewOnly {
+                    print("New view-only password for \(session.display) (\(session.user)): \(session.viewOnlyPassword ?? "(not shown)")")
+                } else {
+                    print("New password for \(session.display) (\(session.user)): \(session.password ?? "(not shown)")")
+                }
+            }
+        }
+    }
+}

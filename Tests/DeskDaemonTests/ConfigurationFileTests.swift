@@ -1,0 +1,118 @@
+@testable import DeskDaemon
+import DeskCore
+import Foundation
+import Testing
+
+@Suite("The configuration file")
+struct ConfigurationFileTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    func parseError(_ text: String) -> ConfigurationError? {
+        do { _ = try ConfigurationFile.parse(text, path: "deskd.toml"); return nil } catch { return error }
+    }
+
+    @Test("an empty file gives the built-in defaults")
+    func emptyFile() throws {
+        let configuration = try ConfigurationFile.parse("", path: "deskd.toml")
+        #expect(configuration.runtimeDirectory == "/run/deskd")
+        #expect(configuration.limits == SessionLimits())
+        #expect(configuration.vncExposure.isLoopbackOnly)
+        #expect(configuration.vncExposure.xvncArguments(tlsFiles: nil) == ["-localhost", "-SecurityTypes", "VncAuth"])
+    }
+
+    @Test("the shipped example documents every key and parses")
+    func shippedExample() throws {
+        let path = Self.repository.appendingPathComponent("Templates/deskd.toml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        _ = try ConfigurationFile.parse(text, path: path)
+        // Every key is in the example, commented out, so an admin finds it there.
+        for (section, keys) in ConfigurationFile.schema {
+            #expect(text.contains("[\(section)]"), "example lacks [\(section)]")
+            for key in keys.keys {
+                #expect(text.contains("# \(key) = ") || text.contains("\n\(key) = "), "example lacks \(section).\(key)")
+            }
+        }
+    }
+
+    @Test("values land where they belong")
+    func values() throws {
+        let configuration = try ConfigurationFile.parse("""
+            [limits]
+            max_sessions_per_user = 2
+            max_sessions = 30
+            allowed_groups = ["vnc-users"]
+            displays = "10-40"
+            max_geometry = "2560x1440"
+            starts_per_minute = 0
+
+            [sessions]
+            idle_limit = "2h"
+            kill_grace = 1
+
+            [network]
+            listen = "0.0.0.0"
+            security_types = ["X509Vnc"]
+            tls_certificate = "/etc/deskd/tls/cert.pem"
+            tls_key = "/etc/deskd/tls/key.pem"
+            """, path: "deskd.toml")
+        #expect(configuration.limits.maxSessionsPerUser == 2)
+        #expect(configuration.limits.maxSessions == 30)
+        #expect(configuration.limits.allowedGroups == ["vnc-users"])
+        #expect(configuration.displayRange == 10...40)
+        #expect(configuration.limits.maximumGeometry == Geometry(width: 2560, height: 1440))
+        #expect(configuration.startsPerMinute == nil)
+        #expect(configuration.idleLimitSeconds == 7200)
+        #expect(configuration.killGrace == .seconds(1))
+        #expect(configuration.vncExposure.tlsCertificate == "/etc/deskd/tls/cert.pem")
+        #expect(configuration.vncExposure.xvncArguments(tlsFiles: ("/run/deskd/displays/3/tls-cert.pem", "/run/deskd/displays/3/tls-key.pem")) == [
+            "-interface", "0.0.0.0", "-SecurityTypes", "X509Vnc",
+            "-X509Cert", "/run/deskd/displays/3/tls-cert.pem", "-X509Key", "/run/deskd/displays/3/tls-key.pem",
+        ])
+    }
+
+    @Test("an unknown key is refused with its line and the keys that exist")
+    func unknownKey() throws {
+        let error = try #require(parseError("[limits]\nmax_sessions = 3\nmax_session_per_user = 2\n"))
+        #expect(error.line == 3)
+        #expect(error.description.hasPrefix("deskd.toml:3: unknown key limits.max_session_per_user"))
+        #expect(error.description.contains("max_sessions_per_user"))
+    }
+
+    @Test("an unknown section is refused with its line")
+    func unknownSection() throws {
+        let error = try #require(parseError("[daemon]\nadmin_group = \"wheel\"\n\n[limit]\nmax_sessions = 3\n"))
+        #expect(error.line == 4)
+        #expect(error.message.contains("unknown section [limit]"))
+    }
+
+    @Test("bad values are refused with their line and the reason", arguments: [
+        ("[limits]\nmax_sessions_per_user = \"two\"\n", 2, "limits.max_sessions_per_user must be a whole number"),
+        ("[limits]\nmax_sessions_per_user = 0\n", 2, "from 1 to 99"),
+        ("[sessions]\n\ndefault_geometry = \"huge\"\n", 3, "sessions.default_geometry is wrong: 'huge' is not a geometry"),
+        ("[sessions]\nidle_limit = \"2 hours\"\n", 2, "sessions.idle_limit is wrong"),
+        ("[sessions]\ndefault_depth = 8\n", 2, "must be 16, 24 or 32"),
+        ("[limits]\ndisplays = \"0-200\"\n", 2, "limits.displays must be a range"),
+        ("[daemon]\nsocket = \"relative.sock\"\n", 2, "must be an absolute path"),
+        ("[daemon]\nlog_level = \"loud\"\n", 2, "must be one of trace"),
+        ("[network]\nlisten = \"everywhere\"\n", 2, "network.listen must be \"loopback\" or an IPv4 address"),
+        ("[network]\nsecurity_types = [\"VncAuth\", \"None\"]\n", 2, "may not contain None"),
+        ("[network]\nsecurity_types = [\"Plain\"]\n", 2, "must list one or more of VncAuth, TLSVnc, X509Vnc"),
+        ("[network]\nsecurity_types = [\"X509Vnc\"]\n", 2, "X509Vnc, which needs network.tls_certificate"),
+        ("[limits]\nmin_geometry = \"1920x1080\"\nmax_geometry = \"1280x720\"\n", 2, "larger than limits.max_geometry"),
+        ("[limits]\nallowed_users = [\"alice\", \"-rf\"]\n", 2, "must hold user or group names"),
+        ("[limits]\nmax_sessions = 3\nmax_sessions = 4\n", 3, "not valid TOML"),
+        ("[limits\nmax_sessions = 3\n", 1, "not valid TOML"),
+    ])
+    func badValue(text: String, line: Int, words: String) throws {
+        let error = try #require(parseError(text))
+        #expect(error.line == line, "\(error)")
+        #expect(error.description.contains(words), "\(error)")
+    }
+
+    @Test("a missing file is fine at the default path and an error when named")
+    func missingFile() throws {
+        let path = "/nonexistent/deskd.toml"
+        #expect(try ConfigurationFile.load(path, required: false).runtimeDirectory == "/run/deskd")
+        #expect(throws: ConfigurationError.self) { try ConfigurationFile.load(path, required: true) }
+    }
+}
