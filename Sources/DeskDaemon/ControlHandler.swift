@@ -36,13 +36,15 @@ public struct ControlHandler: Sendable {
             response = Response(error: error)
         }
         if AuditEntry.auditedCommands.contains(request.command) {
-            audit.record(auditEntry(request, response, caller: caller))
+            let owner = await request.display.asyncMap { await manager.owner(of: Display($0)) } ?? nil
+            audit.record(auditEntry(request, response, caller: caller, displayOwner: owner))
         }
         return response
     }
 
     /// What the audit trail keeps of a request: never a password, whatever the reply holds.
-    func auditEntry(_ request: Request, _ response: Response, caller: Caller) -> AuditEntry {
+    /// `displayOwner` names whose session a refused request was aimed at, so the owner sees it.
+    func auditEntry(_ request: Request, _ response: Response, caller: Caller, displayOwner: (user: String, uid: UInt32)?) -> AuditEntry {
         let sessions = response.sessions ?? []
         let single = sessions.count == 1 ? sessions.first : nil
         var details: [String] = []
@@ -66,10 +68,10 @@ public struct ControlHandler: Sendable {
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")
             }
         }
-        let user = single?.user ?? request.user ?? (request.command == .start ? caller.userName : nil)
+        let user = single?.user ?? displayOwner?.user ?? request.user ?? (request.command == .start ? caller.userName : nil)
         return AuditEntry(
             time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: request.command,
-            user: user, uid: single?.uid ?? user.flatMap { UserAccount.named($0)?.uid },
+            user: user, uid: single?.uid ?? displayOwner?.uid ?? user.flatMap { UserAccount.named($0)?.uid },
             display: single?.display ?? request.display.map(Display.init),
             detail: details.isEmpty ? nil : details.joined(separator: " "), ok: response.ok, outcome: outcome
         )
@@ -127,5 +129,12 @@ public struct ControlHandler: Sendable {
         let account = UserAccount.withUID(peer.uid)
         let isAdmin = peer.uid == 0 || adminGID.map { gid in peer.gid == gid || (account?.groups.contains(gid) ?? false) } ?? false
         return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin)
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let self else { return nil }
+        return await transform(self)
     }
 }

@@ -71,6 +71,13 @@ public struct VNCExposure: Sendable, Equatable {
 
     public var isLoopbackOnly: Bool { listenAddress == nil || listenAddress == "127.0.0.1" || listenAddress == "localhost" }
 
+    /// Where deskd itself reaches Xvnc for readiness checks and probes.
+    public var reachableAddress: String { isLoopbackOnly || listenAddress == "0.0.0.0" ? "127.0.0.1" : listenAddress! }
+
+    /// Whether deskd can log in with the session password (VncAuth, plain or inside TLSVnc);
+    /// an X509Vnc-only server would need the viewer's trust in the certificate.
+    public var allowsPasswordProbe: Bool { securityTypes.contains("VncAuth") }
+
     /// `tlsFiles`: the session's copies of the certificate and key (Xvnc runs as the user).
     public func xvncArguments(tlsFiles: (certificate: String, key: String)?) -> [String] {
         var arguments = isLoopbackOnly ? ["-localhost"] : ["-interface", listenAddress!]

@@ -221,7 +221,7 @@ public actor SessionManager {
                 }
                 throw LaunchError.failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
             }
-            if case .answered = RFBHandshake.attempt(port: display.rfbPort, timeoutMilliseconds: 500) { break }
+            if case .answered = RFBHandshake.attempt(host: configuration.vncExposure.reachableAddress, port: display.rfbPort, timeoutMilliseconds: 500) { break }
             if ContinuousClock.now > deadline {
                 await tearDown(record, reason: "start timed out")
                 throw LaunchError.failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."))
@@ -294,6 +294,11 @@ public actor SessionManager {
         return records.values.map(\.session)
             .filter { all && caller.isAdmin ? true : $0.uid == caller.uid }
             .sorted { $0.display < $1.display }
+    }
+
+    /// Whose session runs on `display`, for the audit trail (no access check: it is not returned to the caller).
+    public func owner(of display: Display) -> (user: String, uid: UInt32)? {
+        records[display].map { ($0.session.user, $0.session.uid) }
     }
 
     public func show(_ display: Display, caller: Caller) throws(DeskError) -> Session {
@@ -450,27 +455,37 @@ public actor SessionManager {
         let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
         let password = directory.readPasswordFile().flatMap(VNCPasswordFile.decode)
         let port = session.rfbPort
+        let host = configuration.vncExposure.reachableAddress
+        let passwordProbe = configuration.vncExposure.allowsPasswordProbe
         let report = await onDedicatedThread { () -> ProbeReport in
             let start = ContinuousClock.now
             // Our own bounded handshake first: libvncclient's timeouts do not cover every read.
-            guard case .answered = RFBHandshake.attempt(port: port, timeoutMilliseconds: Int32(timeoutSeconds * 1000)) else {
+            guard case .answered(let version, _) = RFBHandshake.attempt(host: host, port: port, timeoutMilliseconds: Int32(timeoutSeconds * 1000)) else {
                 return ProbeReport(display: display, answered: false)
             }
-            guard let connection = try? VNCConnection(port: port, password: password, timeoutSeconds: UInt32(timeoutSeconds)) else {
+            guard passwordProbe else {
+                // TLS with a certificate only: the server answering its handshake is all deskd can check.
+                return ProbeReport(display: display, answered: true, protocolVersion: version.dropFirst(4).split(separator: ".").compactMap { Int($0) }.map(String.init).joined(separator: "."),
+                                   roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start))
+            }
+            guard let connection = try? VNCConnection(host: host, port: port, password: password, timeoutSeconds: UInt32(timeoutSeconds)) else {
                 return ProbeReport(display: display, answered: false)
             }
             defer { connection.close() }
             let refreshed = connection.refresh(timeoutMicroseconds: UInt32(timeoutSeconds) * 1_000_000)
-            let elapsed = ContinuousClock.now - start
             return ProbeReport(
                 display: display, answered: refreshed != nil, protocolVersion: connection.info.protocolVersion,
                 desktopName: connection.info.desktopName, width: connection.info.width, height: connection.info.height,
-                roundTripMilliseconds: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+                roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start)
             )
         }
         if report.answered { failedProbes.remove(session.id) } else { failedProbes.insert(session.id) }
         refresh()
         return report
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000
     }
 
     // MARK: Exits and teardown

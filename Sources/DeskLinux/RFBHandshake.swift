@@ -12,14 +12,19 @@ public enum RFBHandshake {
         case silent
     }
 
-    public static func attempt(port: Int, timeoutMilliseconds: Int32) -> Outcome {
+    /// VNC security type numbers (RFC 6143 and TigerVNC's VeNCrypt).
+    public static let vncAuthentication: UInt8 = 2
+    public static let veNCrypt: UInt8 = 19
+
+    /// `host` is an IPv4 address; Xvnc listens on loopback unless deskd is told otherwise.
+    public static func attempt(host: String = "127.0.0.1", port: Int, timeoutMilliseconds: Int32) -> Outcome {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return .refused }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return .refused }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

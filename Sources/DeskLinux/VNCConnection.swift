@@ -29,11 +29,11 @@ public final class VNCConnection {
     /// libvncclient logs to stderr by default; deskctl prints its own sentences instead.
     private static let quietLogging: Void = { rfbEnableClientLogging = 0 }()
 
-    /// Connects to 127.0.0.1:`port` and authenticates; throws `.refused` if the server does not accept.
-    public init(port: Int, password: String?, timeoutSeconds: UInt32 = 5) throws(Failure) {
+    /// Connects to `host`:`port` and authenticates; throws `.refused` if the server does not accept.
+    public init(host: String = "127.0.0.1", port: Int, password: String?, timeoutSeconds: UInt32 = 5) throws(Failure) {
         Self.quietLogging
         guard let client = rfbGetClient(8, 3, 4) else { throw .refused }
-        client.pointee.serverHost = strdup("127.0.0.1")
+        client.pointee.serverHost = strdup(host)
         client.pointee.serverPort = Int32(port)
         client.pointee.connectTimeout = timeoutSeconds
         client.pointee.readTimeout = timeoutSeconds
