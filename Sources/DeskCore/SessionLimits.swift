@@ -48,6 +48,15 @@ public struct SessionLimits: Sendable, Equatable {
         throw DeskError(.invalidGeometry, "geometry \(geometry) is outside this host's limits (limits.min_geometry \(lo), limits.max_geometry \(hi)); ask for a size between them.")
     }
 
+    /// The configured default, shrunk or grown into the bounds: a start that names no size
+    /// should not be refused for the size the admin's own defaults chose.
+    public func fitting(_ geometry: Geometry) -> Geometry {
+        Geometry(
+            width: min(max(geometry.width, minimumGeometry.width), maximumGeometry.width),
+            height: min(max(geometry.height, minimumGeometry.height), maximumGeometry.height)
+        )
+    }
+
     /// `userSessions` and `hostSessions` count what runs now, starts in flight included.
     public func checkCapacity(user: String, userSessions: Int, hostSessions: Int) throws(DeskError) {
         if let limit = maxSessionsPerUser, userSessions >= limit {

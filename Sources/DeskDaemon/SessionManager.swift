@@ -82,7 +82,7 @@ public actor SessionManager {
         let desktopName = request.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(XstartupTemplate.validate(desktopName: desktopName))
         let template = try templates.template(named: desktopName)
-        let geometry = try request.geometry.map { text throws(DeskError) in try Geometry(parsing: text) } ?? configuration.defaultGeometry
+        let geometry = try request.geometry.map { text throws(DeskError) in try Geometry(parsing: text) } ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         let requested = try request.display.map { number throws(DeskError) in try Display(parsing: String(number), range: configuration.displayRange) }

@@ -46,6 +46,7 @@ struct SessionLimitsTests {
         try limits.checkGeometry(Geometry(width: 2560, height: 1440))
         let error = #expect(throws: DeskError.self) { try limits.checkGeometry(Geometry(width: 3840, height: 1080)) }
         #expect(error?.message.contains("limits.max_geometry 2560x1440") == true)
+        #expect(limits.fitting(Geometry(width: 3840, height: 1080)) == Geometry(width: 2560, height: 1080))
     }
 
     @Test("the start rate allows a minute's burst, then one start per refill interval, per uid")

@@ -167,6 +167,22 @@ final class DaemonUnderTest {
 
     var client: ControlClient { ControlClient(socketPath: socket) }
 
+    /// Runs deskd itself in the foreground for a one-off, such as --check-config.
+    static func runDeskd(_ arguments: [String]) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.deskd)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
     /// Kills every session this daemon holds, stops it, and removes its directory.
     func shutDown() {
         if isRunning { _ = try? client.send(Request(command: .kill, all: true)) }
