@@ -74,9 +74,8 @@ struct Deskd: AsyncParsableCommand {
     /// The file's settings, then the command line's on top.
     func loadConfiguration() throws -> DaemonConfiguration {
         var configuration: DaemonConfiguration
-        do { configuration = try ConfigurationFile.load(config ?? ConfigurationFile.defaultPath, required: config != nil) } catch {
-            throw ValidationError(error.description)
-        }
+        // Not a ValidationError: a mistake in the file is one line (file:line: reason), not a usage screen.
+        configuration = try ConfigurationFile.load(config ?? ConfigurationFile.defaultPath, required: config != nil)
         if let socket { configuration.socketPath = socket } else if let socket = ProcessInfo.processInfo.environment[ControlProtocol.socketEnvironmentKey] {
             configuration.socketPath = socket
         }
