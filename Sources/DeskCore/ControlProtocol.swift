@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe, passwd, history
+    case ping, start, list, show, kill, reap, probe, passwd, history, status
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -109,11 +109,14 @@ public struct Response: Codable, Sendable, Equatable {
     public var foreign: [ForeignDisplay]?
     /// history: audit entries the caller may see, oldest first.
     public var history: [AuditEntry]?
+    /// status: the daemon's own state.
+    public var status: DaemonStatus?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
-                history: [AuditEntry]? = nil) {
+                history: [AuditEntry]? = nil, status: DaemonStatus? = nil) {
         self.ok = true
         self.history = history
+        self.status = status
         self.sessions = sessions
         self.connect = connect
         self.daemonVersion = daemonVersion
@@ -164,6 +167,37 @@ public struct ProbeReport: Codable, Sendable, Equatable {
         self.width = width
         self.height = height
         self.roundTripMilliseconds = roundTripMilliseconds
+    }
+}
+
+/// What `deskctl status` shows: the daemon, where it listens, what it read, what it runs.
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    public var daemonVersion: String
+    public var pid: Int32
+    public var startedAt: Date
+    public var uptimeSeconds: Int
+    public var socket: String
+    /// The configuration file in force; nil when deskd runs on built-in defaults.
+    public var configurationFile: String?
+    public var sessions: Int
+    public var sessionsByState: [String: Int]
+    public var users: Int
+    public var maxSessionsPerUser: Int?
+    public var maxSessions: Int?
+
+    public init(daemonVersion: String, pid: Int32, startedAt: Date, uptimeSeconds: Int, socket: String, configurationFile: String?,
+                sessions: Int, sessionsByState: [String: Int], users: Int, maxSessionsPerUser: Int?, maxSessions: Int?) {
+        self.daemonVersion = daemonVersion
+        self.pid = pid
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.socket = socket
+        self.configurationFile = configurationFile
+        self.sessions = sessions
+        self.sessionsByState = sessionsByState
+        self.users = users
+        self.maxSessionsPerUser = maxSessionsPerUser
+        self.maxSessions = maxSessions
     }
 }
 

@@ -39,6 +39,20 @@ public struct XstartupTemplate: Sendable {
         return output + rest
     }
 
+    /// A rendered script that first hands over to the user's own ~/.vnc/xstartup, when there
+    /// is an executable one (vncserver's habit). The check and the exec happen in the session,
+    /// as the user: deskd never opens a file in a home.
+    public static func preferringUserXstartup(_ script: String) -> String {
+        let stanza = """
+            # deskd: sessions.user_xstartup is on, so the user's own xstartup runs if there is one.
+            if [ -f "$HOME/.vnc/xstartup" ] && [ -x "$HOME/.vnc/xstartup" ]; then exec "$HOME/.vnc/xstartup"; fi
+
+            """
+        guard script.hasPrefix("#!"), let newline = script.firstIndex(of: "\n") else { return stanza + script }
+        let afterShebang = script.index(after: newline)
+        return String(script[..<afterShebang]) + stanza + script[afterShebang...]
+    }
+
     /// `it's` becomes `'it'\''s'`.
     public static func shellQuoted(_ value: String) -> String {
         "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"

@@ -29,7 +29,9 @@ public enum ConfigurationFile {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ConfigurationError(path: path, line: nil, message: "cannot be read as UTF-8 text; check its permissions and encoding.")
         }
-        return try parse(text, path: path)
+        var configuration = try parse(text, path: path)
+        configuration.configurationFile = path
+        return configuration
     }
 
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> DaemonConfiguration {
@@ -115,6 +117,7 @@ public enum ConfigurationFile {
             },
             "start_timeout": { c, v throws(Reason) in c.startTimeout = .seconds(try duration(v)) },
             "kill_grace": { c, v throws(Reason) in c.killGrace = .seconds(try duration(v)) },
+            "user_xstartup": { c, v throws(Reason) in c.honourUserXstartup = try bool(v) },
             "desktop_exit_ends_session": { c, v throws(Reason) in c.desktopExitEndsSession = try bool(v) },
             "idle_limit": { c, v throws(Reason) in c.idleLimitSeconds = try duration(v) },
             "xvnc_max_idle": { c, v throws(Reason) in c.xvncMaxIdleSeconds = try duration(v) },

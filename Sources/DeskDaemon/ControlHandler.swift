@@ -7,24 +7,22 @@ import Logging
 /// the session manager. Every failure becomes a reply with a code and a sentence.
 public struct ControlHandler: Sendable {
     let manager: SessionManager
-    let adminGID: UInt32?
     let hostName: String
     let audit: AuditTrail
     let logger: Logger
 
     public init(manager: SessionManager, configuration: DaemonConfiguration, logger: Logger) {
         self.manager = manager
-        self.adminGID = GroupDirectory.gid(named: configuration.adminGroup)
         self.hostName = ProcessInfo.processInfo.hostName
         self.audit = AuditTrail(path: configuration.auditLogPath, logger: logger)
         self.logger = logger
-        if adminGID == nil {
+        if GroupDirectory.gid(named: configuration.adminGroup) == nil {
             logger.notice("admin group does not exist; only root administers sessions", metadata: ["config.adminGroup": "\(configuration.adminGroup)"])
         }
     }
 
     public func handle(_ bytes: [UInt8], from peer: PeerCredentials) async -> Response {
-        let caller = self.caller(peer)
+        let caller = self.caller(peer, adminGroup: await manager.current.adminGroup)
         let request: Request
         do { request = try Request.decode(bytes) } catch {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error.code": "\(error.code.rawValue)"])
@@ -111,6 +109,8 @@ public struct ControlHandler: Sendable {
             }
             let session = try await manager.rotatePassword(Display(parsing: String(number)), viewOnly: request.viewOnly ?? false, caller: caller)
             return Response(sessions: [session], connect: session.connectHints(host: hostName))
+        case .status:
+            return Response(status: await manager.status())
         case .history:
             if let name = request.user, !caller.isAdmin, name != caller.userName {
                 throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
@@ -125,7 +125,8 @@ public struct ControlHandler: Sendable {
 
     /// Root and members of the admin group are admins; group membership comes from the
     /// account database for the peer's uid, not from anything the peer sent.
-    func caller(_ peer: PeerCredentials) -> Caller {
+    func caller(_ peer: PeerCredentials, adminGroup: String) -> Caller {
+        let adminGID = GroupDirectory.gid(named: adminGroup)
         let account = UserAccount.withUID(peer.uid)
         let isAdmin = peer.uid == 0 || adminGID.map { gid in peer.gid == gid || (account?.groups.contains(gid) ?? false) } ?? false
         return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin)

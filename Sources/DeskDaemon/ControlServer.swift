@@ -47,6 +47,17 @@ public struct ControlServer: Service {
         logger.info("listening", metadata: ["socket.path": "\(socketPath)"])
         onListening()
 
+        // A graceful shutdown cancels the accept loop: that is how this service ends, not an error
+        // (an error would make deskd exit non-zero, and systemd would count the stop as a failure).
+        defer { unlink(socketPath) }
+        do {
+            try await runAcceptLoop(server)
+        } catch is CancellationError {
+            logger.debug("accept loop ended for shutdown")
+        }
+    }
+
+    private func runAcceptLoop(_ server: NIOAsyncChannel<(NIOAsyncChannel<ByteBuffer, ByteBuffer>, PeerCredentials), Never>) async throws {
         try await cancelWhenGracefulShutdown {
             try await server.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
@@ -65,7 +76,6 @@ public struct ControlServer: Service {
                 }
             }
         }
-        unlink(socketPath)
     }
 
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: PeerCredentials) async {

@@ -3,6 +3,8 @@ import DeskCore
 /// Everything deskd can be told. Defaults are built in, so no file is needed;
 /// /etc/deskd/deskd.toml (Templates/deskd.toml documents every key) and flags override them.
 public struct DaemonConfiguration: Sendable {
+    /// The file these settings came from; nil for the built-in defaults alone.
+    public var configurationFile: String?
     public var socketPath = ControlProtocol.defaultSocketPath
     /// Runtime state on tmpfs: session records and per-session directories with the password
     /// files. A reboot ends every session, and secrets never reach a disk.
@@ -25,6 +27,8 @@ public struct DaemonConfiguration: Sendable {
     /// Searched in order; the first holding `<name>.xstartup` wins, so /etc overrides what ships.
     public var templateDirectories = ["/etc/deskd/templates", "/usr/local/share/deskd/templates", "/usr/share/deskd/templates"]
     public var defaultDesktop = "xterm"
+    /// Run the user's own ~/.vnc/xstartup (as the user) when a start names no desktop.
+    public var honourUserXstartup = false
     public var defaultGeometry = Geometry.default
     public var defaultDepth = ColorDepth.default
     public var xvncPath = "/usr/bin/Xtigervnc"

@@ -9,12 +9,10 @@ import Logging
 /// An actor, so allocation decisions never race: a display is reserved before the first
 /// `await` of a start, and concurrent starts land on distinct displays.
 public actor SessionManager {
-    private let configuration: DaemonConfiguration
+    /// Replaced as a whole on SIGHUP; running sessions keep what they started with.
+    private var configuration: DaemonConfiguration
     private let logger: Logger
     private let store: SessionStore
-    private let templates: TemplateLibrary
-    private let policy: AccessPolicy
-    private let allocator: DisplayAllocator
     private let exitMonitor = ExitMonitor()
     private let cgroupBase: String?
 
@@ -31,15 +29,53 @@ public actor SessionManager {
         self.configuration = configuration
         self.logger = logger
         self.store = SessionStore(directory: configuration.sessionRecordsDirectory)
-        self.templates = TemplateLibrary(directories: configuration.templateDirectories)
-        self.policy = AccessPolicy(minimumUID: configuration.minimumUID)
-        self.allocator = DisplayAllocator(range: configuration.displayRange)
         self.cgroupBase = SessionCGroup.defaultBase()
         self.startRate = configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:))
         try StateDirectory.prepare(configuration)
         if cgroupBase == nil {
             logger.warning("no writable cgroup v2 hierarchy; sessions are killed by process group and environment sweep")
         }
+    }
+
+    private var templates: TemplateLibrary { TemplateLibrary(directories: configuration.templateDirectories) }
+    private var policy: AccessPolicy { AccessPolicy(minimumUID: configuration.minimumUID) }
+    private var allocator: DisplayAllocator { DisplayAllocator(range: configuration.displayRange) }
+
+    /// Takes a reloaded configuration for everything that follows: limits, templates, idle
+    /// policy, Xvnc options for new sessions. Where things live (socket, directories) cannot
+    /// move under a running daemon; a change there is reported and left for a restart.
+    public func reload(_ new: DaemonConfiguration) -> [String] {
+        var new = new
+        var needsRestart: [String] = []
+        if new.socketPath != configuration.socketPath { needsRestart.append("daemon.socket"); new.socketPath = configuration.socketPath }
+        if new.runtimeDirectory != configuration.runtimeDirectory { needsRestart.append("daemon.runtime_directory"); new.runtimeDirectory = configuration.runtimeDirectory }
+        if new.stateDirectory != configuration.stateDirectory { needsRestart.append("daemon.state_directory"); new.stateDirectory = configuration.stateDirectory }
+        if new.maxConnections != configuration.maxConnections || new.maxConnectionsPerUser != configuration.maxConnectionsPerUser {
+            needsRestart.append("daemon.max_connections")
+        }
+        if new.startsPerMinute != configuration.startsPerMinute {
+            startRate = new.startsPerMinute.map(StartRateLimiter.init(perMinute:))
+        }
+        configuration = new
+        return needsRestart
+    }
+
+    /// The configuration now in force (the control handler reads the admin group from it).
+    public var current: DaemonConfiguration { configuration }
+
+    private let startedAt = Date()
+
+    public func status() -> DaemonStatus {
+        refresh()
+        let sessions = records.values.map(\.session)
+        return DaemonStatus(
+            daemonVersion: DeskVersion.current, pid: getpid(), startedAt: startedAt,
+            uptimeSeconds: Int(Date().timeIntervalSince(startedAt)), socket: configuration.socketPath,
+            configurationFile: configuration.configurationFile, sessions: sessions.count,
+            sessionsByState: Dictionary(grouping: sessions, by: \.state.rawValue).mapValues(\.count),
+            users: Set(sessions.map(\.uid)).count,
+            maxSessionsPerUser: configuration.limits.maxSessionsPerUser, maxSessions: configuration.limits.maxSessions
+        )
     }
 
     // MARK: Re-adoption
@@ -110,7 +146,8 @@ public actor SessionManager {
             }
             reserved[display] = account.uid
             do {
-                let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller)
+                let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller,
+                                               userXstartup: configuration.honourUserXstartup && request.desktop == nil)
                 reserved[display] = nil
                 return session
             } catch LaunchError.displayTaken {
@@ -165,16 +202,17 @@ public actor SessionManager {
     }
 
     private func launch(on display: Display, account: UserAccount, template: XstartupTemplate,
-                        geometry: Geometry, depth: Int, caller: Caller) async throws -> Session {
+                        geometry: Geometry, depth: Int, caller: Caller, userXstartup: Bool) async throws -> Session {
         let id = Self.newSessionID()
         let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
-        let xstartup: String
+        var xstartup: String
         do {
             xstartup = try template.render([
                 "user": account.name, "home": account.home, "display": display.description,
                 "geometry": geometry.description, "desktop": template.name, "session_dir": directory.path,
             ])
         } catch { throw LaunchError.failed(error) }
+        if userXstartup { xstartup = XstartupTemplate.preferringUserXstartup(xstartup) }
 
         XLockFile.reclaim(display)
         let password = SessionPassword.generate()

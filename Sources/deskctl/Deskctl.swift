@@ -9,7 +9,7 @@ struct Deskctl: ParsableCommand {
         commandName: "deskctl",
         abstract: "Start, list and kill TigerVNC desktops managed by deskd.",
         version: DeskVersion.current,
-        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self]
+        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Status.self]
     )
 
     /// Like ArgumentParser's main, but a usage error is one line on stderr, as every other

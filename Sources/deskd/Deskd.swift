@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeskCore
 import DeskDaemon
+import DeskLinux
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -99,12 +100,8 @@ struct Deskd: AsyncParsableCommand {
             print("\(config ?? ConfigurationFile.defaultPath): OK")
             return
         }
-        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        DaemonLogHandler.level.withLockedValue { $0 = Logger.Level(rawValue: configuration.logLevel) ?? .info }
+        LoggingSystem.bootstrap { _ in DaemonLogHandler() }
         let logger = Logger(label: "deskd")
 
         let manager = try SessionManager(configuration: configuration, logger: logger)
@@ -114,13 +111,16 @@ struct Deskd: AsyncParsableCommand {
             handler: ControlHandler(manager: manager, configuration: configuration, logger: logger),
             logger: logger,
             maxConnections: configuration.maxConnections,
-            maxConnectionsPerUser: configuration.maxConnectionsPerUser
+            maxConnectionsPerUser: configuration.maxConnectionsPerUser,
+            onListening: { SystemdNotifier.notify("READY=1\nSTATUS=serving \(configuration.socketPath)") }
         )
+        let reloader = ConfigurationReloader(manager: manager, logger: logger) { try self.loadConfiguration() }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server), .init(service: SessionMonitor(manager: manager))],
+            services: [.init(service: server), .init(service: SessionMonitor(manager: manager)), .init(service: reloader)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))
+        defer { SystemdNotifier.notify("STOPPING=1") }
         try await group.run()
         logger.info("stopped; desktops keep running and the next deskd adopts them")
     }

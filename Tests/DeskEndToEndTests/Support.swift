@@ -76,12 +76,16 @@ final class DaemonUnderTest {
     let runtimeDirectory: String
     let stateDirectory: String
     let extraArguments: [String]
+    let environment: [String: String]
+    /// The daemon's configuration file; tests rewrite it and send SIGHUP.
+    private(set) var configPath = ""
     private(set) var process: Process?
     let log: URL
 
     /// `config` is the text of the daemon's deskd.toml; every test daemon gets its own file, so
     /// none reads the host's /etc/deskd/deskd.toml.
-    init(config: String = "", extraArguments: [String] = [], reusing other: DaemonUnderTest? = nil) throws {
+    init(config: String = "", extraArguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonUnderTest? = nil) throws {
+        self.environment = environment
         if let other {
             root = other.root
         } else {
@@ -94,6 +98,7 @@ final class DaemonUnderTest {
         log = root.appendingPathComponent("deskd-\(UUID().uuidString.prefix(4)).log")
         let configPath = root.appendingPathComponent("deskd-\(UUID().uuidString.prefix(4)).toml")
         try config.write(to: configPath, atomically: true, encoding: .utf8)
+        self.configPath = configPath.path
         self.extraArguments = ["--config", configPath.path] + extraArguments
         try launch()
     }
@@ -101,6 +106,7 @@ final class DaemonUnderTest {
     func launch() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.deskd)
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.arguments = [
             "--socket", socket, "--runtime-dir", runtimeDirectory, "--state-dir", stateDirectory,
             "--templates", TestEnvironment.repository.appendingPathComponent("Templates").path,

@@ -1,0 +1,88 @@
+# deskd: build, install and uninstall.
+#
+#   make                      release build
+#   make install              into PREFIX (default /usr/local); DESTDIR stages it elsewhere
+#   make uninstall            removes what install put there (not /etc/deskd/deskd.toml)
+#   make man                  regenerates docs/man from the argument parsers
+#   make check                the whole test suite (scripts/check)
+#
+# SKIP_BUILD=1 installs the binaries already in BUILD_DIR without building.
+
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+BINDIR      ?= $(PREFIX)/bin
+SBINDIR     ?= $(PREFIX)/sbin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+DOCDIR      ?= $(DATADIR)/doc/deskd
+TEMPLATEDIR ?= $(DATADIR)/deskd/templates
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSCONFDIR  ?= /etc
+BUILD_DIR   ?= .build/release
+SWIFT       ?= swift
+
+BASHDIR = $(DATADIR)/bash-completion/completions
+ZSHDIR  = $(DATADIR)/zsh/site-functions
+FISHDIR = $(DATADIR)/fish/vendor_completions.d
+
+UNITS     = deskd.service deskd-reap.service deskd-reap.timer
+TEMPLATES = $(wildcard Templates/*.xstartup)
+
+.PHONY: all build install uninstall man check
+
+all: build
+
+build:
+ifeq ($(SKIP_BUILD),)
+	$(SWIFT) build -c release --product deskd
+	$(SWIFT) build -c release --product deskctl
+endif
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(SYSCONFDIR)/deskd/templates
+	install -m 0755 $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
+	install -m 0755 $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
+	install -m 0644 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
+	# The units name the binaries where this install puts them.
+	for unit in $(UNITS); do \
+		sed -e 's|/usr/local/sbin/deskd|$(SBINDIR)/deskd|g' -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' \
+			systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
+	done
+	install -m 0644 systemd/deskd-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/deskd.conf
+	install -m 0644 docs/man/deskctl.1 $(DESTDIR)$(MANDIR)/man1/deskctl.1
+	install -m 0644 docs/man/deskd.8 $(DESTDIR)$(MANDIR)/man8/deskd.8
+	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
+	sed -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' Templates/cron.d/deskd-reap > $(DESTDIR)$(DOCDIR)/cron.d-deskd-reap
+	install -m 0644 README.md docs/PROTOCOL.md docs/THREAT_MODEL.md $(DESTDIR)$(DOCDIR)/
+	# Completions come from the argument parsers of the binaries just installed.
+	$(BUILD_DIR)/deskctl --generate-completion-script bash > $(DESTDIR)$(BASHDIR)/deskctl
+	$(BUILD_DIR)/deskctl --generate-completion-script zsh > $(DESTDIR)$(ZSHDIR)/_deskctl
+	$(BUILD_DIR)/deskctl --generate-completion-script fish > $(DESTDIR)$(FISHDIR)/deskctl.fish
+	$(BUILD_DIR)/deskd --generate-completion-script bash > $(DESTDIR)$(BASHDIR)/deskd
+	$(BUILD_DIR)/deskd --generate-completion-script zsh > $(DESTDIR)$(ZSHDIR)/_deskd
+	$(BUILD_DIR)/deskd --generate-completion-script fish > $(DESTDIR)$(FISHDIR)/deskd.fish
+	# A configuration file of comments only: the defaults apply until an admin uncomments a key.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml ] || install -m 0644 Templates/deskd.toml $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl
+	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
+	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/deskctl.1 $(DESTDIR)$(MANDIR)/man8/deskd.8
+	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(ZSHDIR)/_deskctl $(DESTDIR)$(FISHDIR)/deskctl.fish
+	rm -f $(DESTDIR)$(BASHDIR)/deskd $(DESTDIR)$(ZSHDIR)/_deskd $(DESTDIR)$(FISHDIR)/deskd.fish
+	@echo "Left in place: $(SYSCONFDIR)/deskd (your configuration and templates), /var/lib/deskd (the audit trail)."
+
+man:
+	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --date 2026-11-22 --section 1 --output-directory .build/man/1
+	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --date 2026-11-22 --section 8 --output-directory .build/man/8
+	cp .build/man/1/deskctl.1 docs/man/deskctl.1
+	cp .build/man/8/deskd.8 docs/man/deskd.8
+
+check:
+	scripts/check

@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import Logging
+import NIOConcurrencyHelpers
+
+/// deskd's log lines on stderr. Under systemd (stderr is the journal, per $JOURNAL_STREAM)
+/// a line is `<priority>message key=value…`: journald takes the level from the prefix and adds
+/// its own timestamp, so there is no second one. Elsewhere: an ISO 8601 time and the level.
+public struct DaemonLogHandler: LogHandler {
+    /// One level for every logger of the process, so a reload (SIGHUP) changes them all.
+    public static let level = NIOLockedValueBox(Logger.Level.info)
+
+    public var logLevel: Logger.Level {
+        get { Self.level.withLockedValue { $0 } }
+        set { Self.level.withLockedValue { $0 = newValue } }
+    }
+    public var metadata: Logger.Metadata = [:]
+    let toJournal: Bool
+    private let output: @Sendable (String) -> Void
+
+    public init(toJournal: Bool = DaemonLogHandler.stderrIsJournal(), output: @escaping @Sendable (String) -> Void = DaemonLogHandler.writeToStderr) {
+        self.toJournal = toJournal
+        self.output = output
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = self.metadata
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoted("\($0.value)"))" }.joined(separator: " ")
+        let text = fields.isEmpty ? "\(event.message)" : "\(event.message) \(fields)"
+        if toJournal {
+            output("<\(Self.syslogPriority(event.level))>\(text)\n")
+        } else {
+            output("\(Date().formatted(.iso8601)) \(event.level) \(text)\n")
+        }
+    }
+
+    /// sd-daemon(3) priorities.
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    /// Values with spaces or quotes are quoted, so `key=value` stays parseable.
+    static func quoted(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+    }
+
+    /// systemd sets JOURNAL_STREAM=<dev>:<inode> of the stream it connected stderr to.
+    public static func stderrIsJournal() -> Bool {
+        guard let value = getenv("JOURNAL_STREAM").map({ String(cString: $0) }) else { return false }
+        var info = stat()
+        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
+        return value == "\(info.st_dev):\(info.st_ino)"
+    }
+
+    public static let writeToStderr: @Sendable (String) -> Void = { line in
+        _ = line.utf8CString.withUnsafeBufferPointer { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
+    }
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import DeskCore
+
+extension Deskctl {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show deskd's version, uptime, socket, configuration file and session counts.",
+            discussion: "Exit status 3 if deskd cannot be reached, so it doubles as a health check."
+        )
+
+        @OptionGroup var connection: ConnectionOptions
+
+        @Flag(help: "Print the status as JSON.")
+        var json = false
+
+        func run() throws {
+            try reporting {
+                guard let status = try connection.send(Request(command: .status)).status else {
+                    throw Failure(message: "deskd answered without a status.", code: ExitCodes.refused)
+                }
+                if json {
+                    try printJSON(status)
+                    return
+                }
+                print(StatusText.render(status))
+            }
+        }
+    }
+}
