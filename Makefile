@@ -79,8 +79,9 @@ uninstall:
 	@echo "Left in place: $(SYSCONFDIR)/deskd (your configuration and templates), /var/lib/deskd (the audit trail)."
 
 man:
-	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --date 2026-11-22 --section 1 --output-directory .build/man/1
-	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --date 2026-11-22 --section 8 --output-directory .build/man/8
+	mkdir -p .build/man/1 .build/man/8
+	$(SWIFT) package --allow-writing-to-directory $(CURDIR)/.build/man generate-manual --configuration debug --date 2026-11-22 --section 1 --output-directory $(CURDIR)/.build/man/1
+	$(SWIFT) package --allow-writing-to-directory $(CURDIR)/.build/man generate-manual --configuration debug --date 2026-11-22 --section 8 --output-directory $(CURDIR)/.build/man/8
 	cp .build/man/1/deskctl.1 docs/man/deskctl.1
 	cp .build/man/8/deskd.8 docs/man/deskd.8
 

@@ -1,29 +1,47 @@
 import Foundation
 
-/// The table `deskctl list` prints: aligned columns that fit 80 columns for ordinary names.
+/// The table `deskctl list` prints: aligned columns within 80 columns for ordinary names
+/// (pid and port are in `show` and `--json`; the port is 5900 + the display anyway).
 public enum SessionTable {
-    public static let headers = ["DISPLAY", "USER", "STATE", "PID", "PORT", "DESKTOP", "GEOMETRY", "CLIENTS", "IDLE", "STARTED"]
+    public static let headers = ["DISPLAY", "USER", "STATE", "DESKTOP", "GEOMETRY", "CLIENTS", "IDLE", "STARTED"]
+    static let stateColumn = 2
 
-    public static func render(_ sessions: [Session], now: Date = Date()) -> String {
+    /// `colour`: ANSI colours for the state (for a terminal, and only without NO_COLOR).
+    public static func render(_ sessions: [Session], now: Date = Date(), colour: Bool = false) -> String {
         let rows = sessions.map { session in
             [
-                session.display.description, session.user, session.state.rawValue, String(session.pid),
-                String(session.rfbPort), session.desktop, session.geometry.description, String(session.clients),
+                session.display.description, session.user, session.state.rawValue,
+                session.desktop, session.geometry.description, String(session.clients),
                 session.clients > 0 ? "-" : compactDuration(seconds: session.idleSeconds),
                 compactDuration(seconds: Int(now.timeIntervalSince(session.startedAt))) + " ago",
             ]
         }
-        return align([headers] + rows)
+        return align([headers] + rows) { row, column, padded in
+            guard colour, row > 0, column == stateColumn, let state = SessionState(rawValue: rows[row - 1][column]) else { return padded }
+            let code = switch state {
+            case .ready: "32"
+            case .starting: "33"
+            case .unresponsive, .exited: "31"
+            }
+            return "\u{1B}[\(code)m\(padded)\u{1B}[0m"
+        }
     }
 
-    public static func align(_ rows: [[String]]) -> String {
+    /// Pads every column but the last; `style` may wrap a padded cell (in colour, say)
+    /// after the widths are measured, so escape codes never skew the alignment.
+    public static func align(_ rows: [[String]], style: (_ row: Int, _ column: Int, _ padded: String) -> String = { $2 }) -> String {
         guard let width = rows.first?.count else { return "" }
         let widths = (0..<width).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
+        return rows.enumerated().map { index, row in
             row.enumerated().map { column, cell in
-                column == width - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                style(index, column, column == width - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
+    }
+
+    /// Colours only for a terminal, and never with NO_COLOR set (https://no-color.org) or TERM=dumb.
+    public static func wantsColour(environment: [String: String], isTerminal: Bool) -> Bool {
+        isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     }
 
     /// 45s, 12m, 3h, 2d: the largest unit that fits.

@@ -8,6 +8,16 @@ struct Deskctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deskctl",
         abstract: "Start, list and kill TigerVNC desktops managed by deskd.",
+        discussion: """
+            Users act on their own sessions; root and members of deskd's admin group on everyone's. \
+            Identity comes from the kernel (SO_PEERCRED), never from the command line.
+
+            Exit status: 0 done; 1 deskd refused the request (the reason is on stderr); \
+            2 the command line is wrong; 3 deskd cannot be reached.
+
+            Environment: DESKD_SOCKET names the control socket (default /run/deskd/deskd.sock); \
+            NO_COLOR turns colour off.
+            """,
         version: DeskVersion.current,
         subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Status.self]
     )
@@ -81,6 +91,11 @@ func printJSON<T: Encodable>(_ value: T) throws {
     let text = String(decoding: try encoder.encode(value), as: UTF8.self)
     // Foundation pretty-prints an empty array over three lines; "[]" is what scripts expect to see.
     print(text.filter { !$0.isWhitespace } == "[]" ? "[]" : text)
+}
+
+/// Colour only for a terminal, and never with NO_COLOR or TERM=dumb.
+var colourOnStdout: Bool {
+    SessionTable.wantsColour(environment: ProcessInfo.processInfo.environment, isTerminal: isatty(STDOUT_FILENO) != 0)
 }
 
 func parseDisplay(_ text: String) throws -> Int {

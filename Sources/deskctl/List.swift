@@ -25,7 +25,7 @@ extension Deskctl {
                 if sessions.isEmpty {
                     print(all ? "No sessions." : "You have no sessions. Start one with: deskctl start")
                 } else {
-                    print(SessionTable.render(sessions))
+                    print(SessionTable.render(sessions, colour: colourOnStdout))
                 }
                 if let foreign = response.foreign, !foreign.isEmpty {
                     print("\nForeign displays (not deskd's, left alone):")
@@ -56,7 +56,8 @@ extension Deskctl {
                     try printJSON(session)
                     return
                 }
-                print(SessionTable.render([session]))
+                print(SessionTable.render([session], colour: colourOnStdout))
+                print("\nXvnc pid \(session.pid), port \(session.rfbPort)\(session.desktopPid.map { ", desktop pid \($0)" } ?? "").")
                 if let connect = response.connect {
                     print("\nConnect: \(connect.sshTunnel)\n         then: \(connect.viewer)")
                 }

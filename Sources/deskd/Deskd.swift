@@ -11,7 +11,17 @@ struct Deskd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deskd",
         abstract: "The deskd daemon: per-user TigerVNC desktop sessions over a control socket.",
-        discussion: "Runs in the foreground; systemd runs it as deskd.service. Stopping deskd never stops desktops.",
+        discussion: """
+            Runs in the foreground; systemd runs it as deskd.service (Type=notify). Stopping deskd never \
+            stops desktops: the next deskd adopts them.
+
+            Files: /etc/deskd/deskd.toml (optional; every key is documented in deskd.toml.example), \
+            /etc/deskd/templates (xstartup templates that override the shipped ones), \
+            /run/deskd (the control socket, session records, each session's password file and logs), \
+            /var/lib/deskd/audit.log (the audit trail).
+
+            Signals: SIGHUP reloads the configuration without touching sessions; SIGTERM and SIGINT stop deskd.
+            """,
         version: DeskVersion.current
     )
 

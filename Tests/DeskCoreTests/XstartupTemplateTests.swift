@@ -51,3 +51,12 @@ import Testing
         return names.filter { $0.hasSuffix(".xstartup") }.sorted().map { directory.appendingPathComponent($0).path }
     }
 }
+
+@Suite struct UserXstartupTests {
+    @Test func theUsersXstartupIsTriedRightAfterTheShebang() throws {
+        let script = XstartupTemplate.preferringUserXstartup("#!/bin/sh\nexec xterm\n")
+        let lines = script.split(separator: "\n")
+        #expect(lines.first == "#!/bin/sh" && lines.last == "exec xterm")
+        #expect(script.contains(#"exec "$HOME/.vnc/xstartup""#))
+    }
+}

@@ -1,0 +1,110 @@
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// `make install` stages the whole tree under DESTDIR, the units pass `systemd-analyze verify`,
+/// and `make uninstall` takes it all back. Needs make, not root.
+@Suite(.enabled(if: access("/usr/bin/make", X_OK) == 0, "needs make (scripts/install-deps installs it)"))
+struct InstallTests {
+    static let expectedFiles = [
+        "etc/deskd/deskd.toml",
+        "usr/bin/deskctl",
+        "usr/sbin/deskd",
+        "usr/lib/systemd/system/deskd.service",
+        "usr/lib/systemd/system/deskd-reap.service",
+        "usr/lib/systemd/system/deskd-reap.timer",
+        "usr/lib/tmpfiles.d/deskd.conf",
+        "usr/share/man/man1/deskctl.1",
+        "usr/share/man/man8/deskd.8",
+        "usr/share/bash-completion/completions/deskctl",
+        "usr/share/bash-completion/completions/deskd",
+        "usr/share/zsh/site-functions/_deskctl",
+        "usr/share/zsh/site-functions/_deskd",
+        "usr/share/fish/vendor_completions.d/deskctl.fish",
+        "usr/share/fish/vendor_completions.d/deskd.fish",
+        "usr/share/doc/deskd/deskd.toml.example",
+        "usr/share/doc/deskd/cron.d-deskd-reap",
+        "usr/share/doc/deskd/README.md",
+        "usr/share/doc/deskd/PROTOCOL.md",
+        "usr/share/doc/deskd/THREAT_MODEL.md",
+    ] + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
+
+    static func make(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/make")
+        process.arguments = ["--no-print-directory", "-C", TestEnvironment.repository.path] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    static func files(under root: URL) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        return walker.compactMap { $0 as? String }.filter { path in
+            var info = stat()
+            return lstat(root.appendingPathComponent(path).path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        }.sorted()
+    }
+
+    @Test func makeInstallStagesTheTreeAndUninstallRemovesIt() throws {
+        let stage = URL(fileURLWithPath: "/tmp/deskt-stage-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: stage) }
+        let common = ["DESTDIR=\(stage.path)", "PREFIX=/usr", "SKIP_BUILD=1", "BUILD_DIR=\(TestEnvironment.products.path)"]
+
+        let install = try Self.make(["install"] + common)
+        #expect(install.status == 0, "\(install.output)")
+        #expect(Self.files(under: stage) == Self.expectedFiles.sorted())
+
+        // The units name the binaries where PREFIX put them; the completions are real scripts.
+        let unit = try String(contentsOf: stage.appendingPathComponent("usr/lib/systemd/system/deskd.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=/usr/sbin/deskd\n") && unit.contains("Type=notify") && unit.contains("KillMode=process"))
+        let reap = try String(contentsOf: stage.appendingPathComponent("usr/lib/systemd/system/deskd-reap.service"), encoding: .utf8)
+        #expect(reap.contains("ExecStart=/usr/bin/deskctl reap --idle 2h"))
+        let bash = try String(contentsOf: stage.appendingPathComponent("usr/share/bash-completion/completions/deskctl"), encoding: .utf8)
+        #expect(bash.contains("passwd") && bash.contains("history") && bash.contains("--view-only"))
+        var info = stat()
+        #expect(stat(stage.appendingPathComponent("usr/sbin/deskd").path, &info) == 0 && info.st_mode & 0o777 == 0o755)
+
+        let uninstall = try Self.make(["uninstall"] + common)
+        #expect(uninstall.status == 0, "\(uninstall.output)")
+        #expect(Self.files(under: stage) == ["etc/deskd/deskd.toml"], "uninstall leaves only the admin's configuration")
+    }
+
+    /// docs/man is generated (make man) and committed; a new subcommand must be in it.
+    @Test func theManPagesCoverEverySubcommand() throws {
+        let page = try String(contentsOf: TestEnvironment.repository.appendingPathComponent("docs/man/deskctl.1"), encoding: .utf8)
+        for command in ["start", "list", "show", "kill", "reap", "probe", "passwd", "history", "status"] {
+            #expect(page.contains(".It Em \(command)"), "docs/man/deskctl.1 lacks \(command); run make man")
+        }
+        let daemon = try String(contentsOf: TestEnvironment.repository.appendingPathComponent("docs/man/deskd.8"), encoding: .utf8)
+        #expect(daemon.contains("check-config") && daemon.contains("SIGHUP"))
+    }
+
+    @Test(.enabled(if: access("/usr/bin/systemd-analyze", X_OK) == 0, "needs systemd-analyze (scripts/install-deps installs systemd)"))
+    func theUnitsPassSystemdAnalyzeVerify() throws {
+        let stage = URL(fileURLWithPath: "/tmp/deskt-units-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: stage) }
+        // verify checks that ExecStart exists, so point the units at the binaries just built.
+        let install = try Self.make(["install", "DESTDIR=\(stage.path)", "SKIP_BUILD=1", "BUILD_DIR=\(TestEnvironment.products.path)",
+                                     "SBINDIR=\(TestEnvironment.products.path)", "BINDIR=\(TestEnvironment.products.path)",
+                                     "UNITDIR=/units"])
+        #expect(install.status == 0, "\(install.output)")
+        let units = ["deskd.service", "deskd-reap.service", "deskd-reap.timer"].map { stage.appendingPathComponent("units/\($0)").path }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
+        process.arguments = ["verify", "--man=no"] + units
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // A unit with a bad key still exits 0, so the output must be empty too.
+        #expect(process.terminationStatus == 0 && output.isEmpty, "systemd-analyze verify: \(output)")
+    }
+}
