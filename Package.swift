@@ -12,8 +12,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
@@ -26,7 +24,7 @@ let package = Package(
             pkgConfig: "libvncclient",
             providers: [.apt(["libvncserver-dev"])]
         ),
-        // Two system calls Swift's Glibc module does not reach.
+        // What Swift's Glibc module does not reach: pidfd_open, pipe2, clone3(CLONE_INTO_CGROUP).
         .target(name: "CDeskShims"),
         // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
         .target(
@@ -35,8 +33,6 @@ let package = Package(
                 "DeskCore",
                 "CDeskShims",
                 "CVNCClient",
-                .product(name: "SystemPackage", package: "swift-system"),
-                .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -69,13 +65,15 @@ let package = Package(
         ),
         .executableTarget(
             name: "deskctl",
+            // Not DeskLinux: it would link libvncclient and its TLS stack into every deskctl run.
             dependencies: [
                 "DeskCore",
                 "DeskClient",
-                "DeskLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
+        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux"]),
         .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),
         .testTarget(name: "DeskDaemonTests", dependencies: ["DeskCore", "DeskDaemon"]),
         .testTarget(

@@ -15,3 +15,81 @@ int deskd_pidfd_open(pid_t pid) {
 int deskd_pipe_cloexec_nonblock(int fds[2]) {
     return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
 }
+
+#include <errno.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
+   and the child is a copy of one thread of it. Everything it needs was prepared before. */
+pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return -1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0) { close(report[0]); close(report[1]); return -1; }
+
+    struct clone_args args = {0};
+    args.exit_signal = SIGCHLD;
+    if (cgroup_fd >= 0) {
+        args.flags |= CLONE_INTO_CGROUP;
+        args.cgroup = (unsigned long long)cgroup_fd;
+    }
+    long pid = syscall(SYS_clone3, &args, sizeof(args));
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        struct sigaction dfl = {0};
+        dfl.sa_handler = SIG_DFL;
+        for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+        setsid();
+        if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) goto failed;
+        /* Close everything else but the report pipe, which closes itself on exec. */
+        int keep = report[1];
+        if (keep > 3) syscall(SYS_close_range, 3, keep - 1, 0);
+        syscall(SYS_close_range, keep + 1, ~0U, 0);
+        if (chdir("/") != 0) goto failed;
+        execve(path, argv, envp);
+    failed:;
+        int error = errno;
+        (void)!write(report[1], &error, sizeof error);
+        _exit(127);
+    }
+    int saved = errno;
+    close(report[1]);
+    close(devnull);
+    if (pid < 0) {
+        close(report[0]);
+        errno = saved;
+        return -1;
+    }
+    int error = 0;
+    ssize_t n;
+    do { n = read(report[0], &error, sizeof error); } while (n < 0 && errno == EINTR);
+    close(report[0]);
+    if (n > 0) {
+        waitpid((pid_t)pid, NULL, 0);
+        errno = error;
+        return -1;
+    }
+    return (pid_t)pid;
+}
+
+void deskd_reap_pidfd(int pidfd) {
+    siginfo_t info;
+    waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG);
+}

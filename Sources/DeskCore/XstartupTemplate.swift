@@ -39,18 +39,21 @@ public struct XstartupTemplate: Sendable {
         return output + rest
     }
 
-    /// A rendered script that first hands over to the user's own ~/.vnc/xstartup, when there
-    /// is an executable one (vncserver's habit). The check and the exec happen in the session,
-    /// as the user: deskd never opens a file in a home.
-    public static func preferringUserXstartup(_ script: String) -> String {
-        let stanza = """
-            # deskd: sessions.user_xstartup is on, so the user's own xstartup runs if there is one.
-            if [ -f "$HOME/.vnc/xstartup" ] && [ -x "$HOME/.vnc/xstartup" ]; then exec "$HOME/.vnc/xstartup"; fi
+    /// The script a session runs: the rendered template, starting in the user's home (as the
+    /// user: deskd itself never enters it), and with `preferringUserXstartup`, first handing
+    /// over to the user's own executable ~/.vnc/xstartup if there is one (vncserver's habit).
+    public static func sessionScript(_ rendered: String, preferringUserXstartup: Bool) -> String {
+        var stanza = "cd \"$HOME\" 2>/dev/null || cd /\n"
+        if preferringUserXstartup {
+            stanza += """
+                # deskd: sessions.user_xstartup is on, so the user's own xstartup runs if there is one.
+                if [ -f "$HOME/.vnc/xstartup" ] && [ -x "$HOME/.vnc/xstartup" ]; then exec "$HOME/.vnc/xstartup"; fi
 
-            """
-        guard script.hasPrefix("#!"), let newline = script.firstIndex(of: "\n") else { return stanza + script }
-        let afterShebang = script.index(after: newline)
-        return String(script[..<afterShebang]) + stanza + script[afterShebang...]
+                """
+        }
+        guard rendered.hasPrefix("#!"), let newline = rendered.firstIndex(of: "\n") else { return stanza + rendered }
+        let afterShebang = rendered.index(after: newline)
+        return String(rendered[..<afterShebang]) + stanza + rendered[afterShebang...]
     }
 
     /// `it's` becomes `'it'\''s'`.

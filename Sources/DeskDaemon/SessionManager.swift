@@ -212,15 +212,15 @@ public actor SessionManager {
                 "geometry": geometry.description, "desktop": template.name, "session_dir": directory.path,
             ])
         } catch { throw LaunchError.failed(error) }
-        if userXstartup { xstartup = XstartupTemplate.preferringUserXstartup(xstartup) }
+        xstartup = XstartupTemplate.sessionScript(xstartup, preferringUserXstartup: userXstartup)
 
+        var timings = StartTimings()
         XLockFile.reclaim(display)
         let password = SessionPassword.generate()
         let logs = try directory.create(owner: account.uid, group: account.gid,
                                         password: VNCPasswordFile.encode(password: password), xstartup: xstartup,
                                         tls: try tlsMaterial())
-        var desktopLog: Int32? = logs.desktopLog
-        defer { if let desktopLog { close(desktopLog) } }
+        defer { close(logs.xvncLog); close(logs.desktopLog) }
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
         let environment = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
@@ -235,9 +235,10 @@ public actor SessionManager {
             cgroup: cgroup?.path
         )
 
-        let xvnc: LaunchedProcess
+        timings.mark("prepared")
+        let xvnc: pid_t
         do {
-            xvnc = try await SessionLauncher.launch(.init(
+            xvnc = try SessionLauncher.launch(.init(
                 executable: configuration.xvncPath,
                 arguments: xvncArguments(display: display, geometry: geometry, depth: depth, directory: directory, user: account.name),
                 account: account, environment: environment, logFD: logs.xvncLog, cgroup: cgroup
@@ -246,12 +247,13 @@ public actor SessionManager {
             await tearDown(record, reason: "spawn failed")
             throw LaunchError.failed(DeskError(.internalError, "could not launch Xtigervnc: \(error)."))
         }
-        record.session.pid = xvnc.pid
+        record.session.pid = xvnc
 
         // Ready means a real RFB handshake on the port: the port is open and Xvnc is serving.
+        timings.mark("spawned")
         let deadline = ContinuousClock.now + configuration.startTimeout
         while true {
-            if !ProcFS.isAlive(xvnc.pid) {
+            if !ProcFS.isAlive(xvnc) {
                 let lines = directory.tail(of: directory.xvncLog)
                 await tearDown(record, reason: "xvnc exited during start")
                 if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
@@ -266,21 +268,21 @@ public actor SessionManager {
             }
             try? await Task.sleep(for: .milliseconds(4))
         }
-        record.session.pidStartTicks = ProcFS.process(xvnc.pid)?.startTicks ?? 0
-        record.session.executable = ProcFS.executable(of: xvnc.pid) ?? configuration.xvncPath
+        timings.mark("ready")
+        record.session.pidStartTicks = ProcFS.process(xvnc)?.startTicks ?? 0
+        record.session.executable = ProcFS.executable(of: xvnc) ?? configuration.xvncPath
 
         do {
-            let desktop = try await SessionLauncher.launch(.init(
+            record.session.desktopPid = try SessionLauncher.launch(.init(
                 executable: "/bin/sh", arguments: [directory.xstartup],
                 account: account, environment: environment, logFD: logs.desktopLog, cgroup: cgroup
             ))
-            desktopLog = nil  // the launcher closed it
-            record.session.desktopPid = desktop.pid
         } catch {
             await tearDown(record, reason: "desktop spawn failed")
             throw LaunchError.failed(DeskError(.internalError, "could not launch the desktop: \(error)."))
         }
 
+        timings.mark("desktop")
         record.session.state = .ready
         records[display] = record
         do { try store.save(record) } catch {
@@ -289,7 +291,9 @@ public actor SessionManager {
         watch(record)
         var reply = record.session
         reply.password = password
+        timings.mark("saved")
         logger.info("session started", metadata: metadata(record.session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
+        logger.debug("session start timings", metadata: ["session.display": "\(display)", "timings.ms": "\(timings)"])
         return reply
     }
 
@@ -533,7 +537,8 @@ public actor SessionManager {
         exitMonitor.watch(record.session.pid) { [weak self] in
             Task { await self?.processExited(sessionID: id, role: "xvnc") }
         }
-        if configuration.desktopExitEndsSession, let desktop = record.session.desktopPid {
+        // Watched even when its exit does not end the session: the monitor also reaps it.
+        if let desktop = record.session.desktopPid {
             exitMonitor.watch(desktop) { [weak self] in
                 Task { await self?.processExited(sessionID: id, role: "desktop") }
             }
@@ -543,6 +548,10 @@ public actor SessionManager {
     private func processExited(sessionID: String, role: String) async {
         guard !terminating.contains(sessionID),
               let record = records.values.first(where: { $0.session.id == sessionID }) else { return }
+        if role == "desktop" && !configuration.desktopExitEndsSession {
+            logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: metadata(record.session))
+            return
+        }
         logger.info("session process exited; ending the session", metadata: metadata(record.session).merging(["process.role": "\(role)"]) { $1 })
         await tearDown(record, reason: "\(role) exited")
     }
@@ -579,6 +588,8 @@ public actor SessionManager {
             }
         }
         cgroup?.remove()
+        // Reap what is deskd's own child and was never watched (a start that failed early).
+        for pid in [session.pid, session.desktopPid ?? 0] where pid > 0 { waitpid(pid, nil, WNOHANG) }
         XLockFile.reclaim(session.display)
         SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(session.display.number)").remove()
         if records[session.display]?.session.id == session.id {
@@ -606,5 +617,20 @@ public actor SessionManager {
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         String(repeating: "0", count: max(0, width - count)) + self
+    }
+}
+
+/// Where a start spends its time, for `log_level = "debug"` and for profiling.
+struct StartTimings: CustomStringConvertible {
+    private let origin = ContinuousClock.now
+    private var marks: [(String, Duration)] = []
+
+    mutating func mark(_ phase: String) { marks.append((phase, ContinuousClock.now - origin)) }
+
+    var description: String {
+        marks.map { phase, elapsed in
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            return "\(phase)=\(String(format: "%.1f", ms))"
+        }.joined(separator: ",")
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Tells deskd within milliseconds that a process has exited, whether or not it is deskd's child:
+/// Tells deskd within milliseconds that a process has exited, whether or not it is deskd's child
+/// (and reaps it if it is):
 /// one thread polls a pidfd per watched process. Re-adopted sessions (children of init after a
 /// daemon restart) are watched exactly like fresh ones.
 public final class ExitMonitor: Sendable {
@@ -47,6 +48,8 @@ public final class ExitMonitor: Sendable {
             // A pidfd becomes readable when its process exits.
             for entry in fds.dropFirst() where entry.revents != 0 {
                 let callback = watched.callbacks.withLock { $0.removeValue(forKey: entry.fd) }
+                // deskd's own children would stay zombies until waited for; others are not ours to reap.
+                deskd_reap_pidfd(entry.fd)
                 close(entry.fd)
                 callback?()
             }

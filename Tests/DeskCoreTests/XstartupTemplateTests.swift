@@ -54,9 +54,10 @@ import Testing
 
 @Suite struct UserXstartupTests {
     @Test func theUsersXstartupIsTriedRightAfterTheShebang() throws {
-        let script = XstartupTemplate.preferringUserXstartup("#!/bin/sh\nexec xterm\n")
+        let script = XstartupTemplate.sessionScript("#!/bin/sh\nexec xterm\n", preferringUserXstartup: true)
         let lines = script.split(separator: "\n")
-        #expect(lines.first == "#!/bin/sh" && lines.last == "exec xterm")
+        #expect(lines.first == "#!/bin/sh" && lines[1] == #"cd "$HOME" 2>/dev/null || cd /"# && lines.last == "exec xterm")
         #expect(script.contains(#"exec "$HOME/.vnc/xstartup""#))
+        #expect(!XstartupTemplate.sessionScript("#!/bin/sh\nexec xterm\n", preferringUserXstartup: false).contains(".vnc"))
     }
 }

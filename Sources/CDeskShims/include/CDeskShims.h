@@ -9,4 +9,14 @@ int deskd_pidfd_open(pid_t pid);
 /// pipe2(2) with O_CLOEXEC | O_NONBLOCK: hidden behind _GNU_SOURCE in Swift's Glibc module.
 int deskd_pipe_cloexec_nonblock(int fds[2]);
 
+/// Starts `path` as a new process: a session of its own, stdin from /dev/null, stdout and
+/// stderr to `out_fd`, cwd "/", default signal handling, no other descriptors, and — when
+/// `cgroup_fd` is a cgroup v2 directory — inside that cgroup from its first instruction
+/// (clone3 with CLONE_INTO_CGROUP), so nothing it forks can escape a later kill.
+/// Returns the pid once `path` has been exec'd, or -1 with errno (also when exec failed).
+pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd);
+
+/// Reaps `pidfd`'s process if it is our exited child (waitid P_PIDFD); harmless otherwise.
+void deskd_reap_pidfd(int pidfd);
+
 #endif

@@ -1,0 +1,60 @@
+import DeskClient
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+
+/// deskd's benchmark: the same work done through deskd and by hand, in one run on one
+/// machine, reported as medians, spreads and pair-by-pair ratios. Run as root:
+/// `scripts/bench` (or `.build/release/deskbench --help`). Creates throwaway users deskb-1..8.
+@main
+struct Deskbench {
+    static func main() async throws {
+        let options = try Options(CommandLine.arguments.dropFirst())
+        guard getuid() == 0 else {
+            FileHandle.standardError.write(Data("deskbench starts desktops as throwaway users: run it as root.\n".utf8))
+            exit(1)
+        }
+        let bench = try Bench(options: options)
+        defer { bench.cleanUp() }
+        try await bench.run()
+    }
+}
+
+struct Options {
+    var pairs = 15
+    var vncserverRuns = 5
+    var listRuns = 50
+    var sessions = 40
+    var users = 8
+    var idleSeconds = 60
+    var products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+
+    init<S: Sequence>(_ arguments: S) throws where S.Element == String {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            func value() throws -> Int {
+                guard let text = iterator.next(), let n = Int(text), n > 0 else { throw Usage("\(argument) needs a positive number") }
+                return n
+            }
+            switch argument {
+            case "--pairs": pairs = try value()
+            case "--vncserver-runs": vncserverRuns = try value()
+            case "--list-runs": listRuns = try value()
+            case "--sessions": sessions = try value()
+            case "--idle-seconds": idleSeconds = try value()
+            case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10
+            case "--help", "-h":
+                print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--sessions N] [--idle-seconds N] [--quick]")
+                exit(0)
+            default: throw Usage("unknown option \(argument); see deskbench --help")
+            }
+        }
+        guard sessions <= 40, sessions % users == 0 else { throw Usage("--sessions must be a multiple of \(users), at most 40") }
+    }
+
+    struct Usage: Error, CustomStringConvertible {
+        let description: String
+        init(_ text: String) { description = text }
+    }
+}

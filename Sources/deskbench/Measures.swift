@@ -1,0 +1,178 @@
+import DeskClient
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+
+extension Bench {
+    func run() async throws {
+        for displays in [deskdDisplays, rawDisplays, vncserverDisplay...vncserverDisplay] {
+            let snapshot = DisplaySnapshot.take()
+            if let busy = displays.first(where: { !snapshot.occupancy(of: Display($0)).isUsable }) {
+                throw Options.Usage("display :\(busy) is in use; deskbench needs :\(deskdDisplays.lowerBound)-:\(vncserverDisplay) free")
+            }
+        }
+        try startDaemon()
+        let uname = (try? Run.of("/usr/bin/uname", ["-srm"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
+        let cpu = (ProcFS.readText("/proc/cpuinfo") ?? "").split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "?"
+        report("deskbench: deskd \(DeskVersion.current) (\(URL(fileURLWithPath: options.products).lastPathComponent) build), \(Date().formatted(.iso8601))")
+        report("host: \(uname), \(cpu), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores; TigerVNC \(tigervncVersion())")
+        report("")
+        report("  " + "measure".padding(toLength: 38, withPad: " ", startingAt: 0) + "median".leftPadded(10) + "   " + "p10–p90".padding(toLength: 22, withPad: " ", startingAt: 0) + "ratio")
+
+        try startToReady()
+        try concurrentStarts()
+        try list()
+        try killAndReap()
+        report("")
+        report("Ratios are medians of per-pair ratios, each pair measured back to back in this run.")
+    }
+
+    func tigervncVersion() -> String {
+        let text = (try? Run.of("/usr/bin/dpkg-query", ["-W", "-f", "${Version}", "tigervnc-standalone-server"]).stdout) ?? ""
+        return text.isEmpty ? "?" : text
+    }
+
+    /// 1. From the request to a completed RFB handshake: deskctl start against raw Xtigervnc,
+    /// alternated pair by pair, then Debian's vncserver.
+    func startToReady() throws {
+        report("start → completed RFB handshake (\(options.pairs) pairs)")
+        let user = users[0]
+        let file = try passwordFile(for: user)
+        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
+        // One warm-up of each, so the first pair does not pay for cold caches.
+        for index in 0...options.pairs {
+            let display = rawDisplays.lowerBound
+            let start = now()
+            _ = try launchRaw(display, as: user, passwordFile: file)
+            guard waitForHandshake(port: 5900 + display) else { throw Options.Usage("raw Xtigervnc did not answer") }
+            let rawSeconds = now() - start
+            stopRaw(display)
+            let (session, deskSeconds) = try deskctlStart(user)
+            _ = try deskctlKill(session.display)
+            guard index > 0 else { continue }
+            raw.append(rawSeconds)
+            desk.append(deskSeconds)
+            ratios.append(deskSeconds / rawSeconds)
+        }
+        let ratio = Stats(values: ratios).median
+        row("raw Xtigervnc, polled (the floor)", Stats(values: raw))
+        row("deskctl start (whole process)", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.10×)", ratio))
+
+        var wrapper: [Double] = [], wrapperRatios: [Double] = []
+        for _ in 0..<options.vncserverRuns {
+            let seconds = try vncserverStart(vncUser)
+            vncserverKill(vncUser)
+            let (session, deskSeconds) = try deskctlStart(user)
+            _ = try deskctlKill(session.display)
+            wrapper.append(seconds)
+            wrapperRatios.append(seconds / deskSeconds)
+        }
+        row("vncserver (Debian's wrapper)", Stats(values: wrapper), String(format: "deskctl %.0f× faster (goal ≥ 40×)", Stats(values: wrapperRatios).median))
+        report("  (vncserver -kill left \(vncserverLeftovers.max() ?? 0) process(es) of the session running; deskctl kill leaves none, below)")
+    }
+
+    /// 2. N starts at once over the bench users, against N raw Xtigervnc at once.
+    func concurrentStarts() throws {
+        let n = options.sessions
+        report("\(n) starts at once over \(users.count) users")
+        let files = try users.map { try passwordFile(for: $0) }
+        let rawStart = now()
+        for index in 0..<n {
+            _ = try launchRaw(rawDisplays.lowerBound + index, as: users[index % users.count], passwordFile: files[index % users.count])
+        }
+        let rawAnswered = (0..<n).allSatisfy { waitForHandshake(port: 5900 + rawDisplays.lowerBound + $0) }
+        let rawWall = now() - rawStart
+        for index in 0..<n { stopRaw(rawDisplays.lowerBound + index) }
+        guard rawAnswered else { throw Options.Usage("not every raw Xtigervnc answered") }
+
+        let results = ResultBox()
+        let start = now()
+        DispatchQueue.concurrentPerform(iterations: n) { index in
+            results.add(try? deskctlStart(users[index % users.count]))
+        }
+        let wall = now() - start
+        let sessions = results.sessions
+        let distinct = Set(sessions.map(\.display)).count
+        guard sessions.count == n, distinct == n else {
+            throw Options.Usage("only \(sessions.count) of \(n) concurrent starts succeeded (\(distinct) distinct displays)")
+        }
+        row("\(n) raw Xtigervnc at once (wall)", Stats(values: [rawWall]))
+        row("\(n) deskctl start at once (wall)", Stats(values: [wall]), String(format: "%.2f× raw; all %d ok, %d distinct displays", wall / rawWall, n, distinct))
+    }
+
+    /// 3. list with N live sessions, whole processes; vncserver -list for one user beside it.
+    /// 5. The daemon's memory and idle CPU are measured here too, while the N sessions run.
+    func list() throws {
+        let n = options.sessions
+        report("with \(n) live sessions")
+        var table: [Double] = [], json: [Double] = []
+        for _ in 0..<options.listRuns {
+            table.append(try Run.of(deskctl, ["list", "--all", "--socket", socket]).seconds)
+            json.append(try Run.of(deskctl, ["list", "--all", "--json", "--socket", socket]).seconds)
+        }
+        _ = try vncserverStart(vncUser)
+        var wrapper: [Double] = []
+        for _ in 0..<max(3, options.listRuns / 5) {
+            wrapper.append(try Run.of("/usr/bin/vncserver", ["-list"], as: vncUser.name, capture: false).seconds)
+        }
+        vncserverKill(vncUser)
+        row("deskctl list --all (goal < 15 ms)", Stats(values: table))
+        row("deskctl list --all --json", Stats(values: json))
+        row("vncserver -list (one user's own)", Stats(values: wrapper), String(format: "%.1f× deskctl list", Stats(values: wrapper).median / Stats(values: table).median))
+
+        let pid = daemonPID
+        let before = cpuSeconds(pid)
+        let idle = Double(options.idleSeconds)
+        Thread.sleep(forTimeInterval: idle)
+        let used = cpuSeconds(pid) - before
+        report("  " + "deskd resident memory, \(n) sessions".padding(toLength: 38, withPad: " ", startingAt: 0) + String(format: "%7.1f MiB", residentMiB(pid)))
+        report("  " + "deskd CPU over \(options.idleSeconds) s idle, \(n) sessions".padding(toLength: 38, withPad: " ", startingAt: 0)
+               + String(format: "%8.2f %%", used / idle * 100) + "   " + "of one core (goal < 0.5 %)")
+    }
+
+    /// 4. Kill: one session until its last process is gone; then kill --all of N.
+    /// 6. One reap pass over N sessions.
+    func killAndReap() throws {
+        let n = options.sessions
+        report("kill and reap")
+        var singles: [Double] = []
+        for _ in 0..<options.pairs {
+            let (session, _) = try deskctlStart(users[1])
+            let start = now()
+            _ = try deskctlKill(session.display)
+            // deskctl returns once deskd has seen the session's cgroup empty; check it from here too.
+            let uid = users[1].uid
+            while userProcesses().contains(where: { ProcFS.uid(of: $0) == uid }) && now() - start < 10 { usleep(500) }
+            singles.append(now() - start)
+        }
+        row("deskctl kill :N until no process left", Stats(values: singles))
+
+        let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
+        let leftAfterKill = userProcesses().count
+        row("deskctl kill --all, \(n) sessions (wall)", Stats(values: [killAll.seconds]), "\(leftAfterKill) processes left")
+
+        let results = ResultBox()
+        DispatchQueue.concurrentPerform(iterations: n) { index in results.add(try? deskctlStart(users[index % users.count])) }
+        guard results.sessions.count == n else { throw Options.Usage("could not start \(n) sessions for the reap pass") }
+        Thread.sleep(forTimeInterval: 1.5)
+        let dry = try Run.of(deskctl, ["reap", "--idle", "1s", "--dry-run", "--json", "--socket", socket])
+        let reap = try Run.of(deskctl, ["reap", "--idle", "1s", "--json", "--socket", socket])
+        let reaped = (try? JSONDecoder.desk.decode([Session].self, from: Data(reap.stdout.utf8)).count) ?? 0
+        row("deskctl reap --dry-run, \(n) idle", Stats(values: [dry.seconds]))
+        row("deskctl reap, \(n) idle (wall)", Stats(values: [reap.seconds]), "\(reaped) reaped, \(userProcesses().count) processes left")
+        report("  " + "deskd resident memory, 0 sessions".padding(toLength: 38, withPad: " ", startingAt: 0) + String(format: "%7.1f MiB", residentMiB(daemonPID)))
+    }
+}
+
+/// Sessions collected from concurrent starts.
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected: [Session] = []
+    func add(_ result: (session: Session, seconds: Double)?) {
+        guard let result else { return }
+        lock.withLock { collected.append(result.session) }
+    }
+    var sessions: [Session] { lock.withLock { collected } }
+}
