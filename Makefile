@@ -35,8 +35,8 @@ all: build
 
 build:
 ifeq ($(SKIP_BUILD),)
-	$(SWIFT) build -c release --product deskd
-	$(SWIFT) build -c release --product deskctl
+	$(SWIFT) build -c release --static-swift-stdlib --product deskd
+	$(SWIFT) build -c release --static-swift-stdlib --product deskctl
 endif
 
 install: build

@@ -93,3 +93,54 @@ void deskd_reap_pidfd(int pidfd) {
     siginfo_t info;
     waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG);
 }
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct {
+        struct nlmsghdr header;
+        struct inet_diag_req_v2 request;
+    } message = {0};
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    message.request.sdiag_family = (unsigned char)family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = states;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        close(fd);
+        return -1;
+    }
+    long buffer[8192 / sizeof(long)];
+    int count = 0;
+    for (;;) {
+        ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { close(fd); return -1; }
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return count; }
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *error = NLMSG_DATA(h);
+                close(fd);
+                errno = error->error ? -error->error : EIO;
+                return -1;
+            }
+            struct inet_diag_msg *socket = NLMSG_DATA(h);
+            if (count < capacity) {
+                out[count].local_port = ntohs(socket->id.idiag_sport);
+                out[count].remote_port = ntohs(socket->id.idiag_dport);
+                out[count].state = socket->idiag_state;
+                out[count].inode = socket->idiag_inode;
+            }
+            count++;
+        }
+    }
+}

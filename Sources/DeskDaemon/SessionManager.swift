@@ -266,23 +266,12 @@ public actor SessionManager {
                 await tearDown(record, reason: "start timed out")
                 throw LaunchError.failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."))
             }
-            try? await Task.sleep(for: .milliseconds(4))
+            try? await Task.sleep(for: .milliseconds(1))
         }
         timings.mark("ready")
         record.session.pidStartTicks = ProcFS.process(xvnc)?.startTicks ?? 0
         record.session.executable = ProcFS.executable(of: xvnc) ?? configuration.xvncPath
 
-        do {
-            record.session.desktopPid = try SessionLauncher.launch(.init(
-                executable: "/bin/sh", arguments: [directory.xstartup],
-                account: account, environment: environment, logFD: logs.desktopLog, cgroup: cgroup
-            ))
-        } catch {
-            await tearDown(record, reason: "desktop spawn failed")
-            throw LaunchError.failed(DeskError(.internalError, "could not launch the desktop: \(error)."))
-        }
-
-        timings.mark("desktop")
         record.session.state = .ready
         records[display] = record
         do { try store.save(record) } catch {
@@ -294,7 +283,29 @@ public actor SessionManager {
         timings.mark("saved")
         logger.info("session started", metadata: metadata(record.session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
         logger.debug("session start timings", metadata: ["session.display": "\(display)", "timings.ms": "\(timings)"])
+
+        // The desktop starts the moment this reply is on its way: the X server already answers,
+        // so making the caller wait for one more fork and exec would buy nothing. `show` has its pid.
+        let desktop = SessionLauncher.Spec(
+            executable: "/bin/sh", arguments: [directory.xstartup],
+            account: account, environment: environment, logFD: dup(logs.desktopLog), cgroup: cgroup
+        )
+        Task { await self.startDesktop(desktop, sessionID: id, display: display) }
         return reply
+    }
+
+    private func startDesktop(_ spec: SessionLauncher.Spec, sessionID: String, display: Display) async {
+        defer { close(spec.logFD) }
+        guard let record = records[display], record.session.id == sessionID, !terminating.contains(sessionID) else { return }
+        do {
+            let pid = try SessionLauncher.launch(spec)
+            records[display]?.session.desktopPid = pid
+            if let updated = records[display] { try? store.save(updated) }
+            watchDesktop(pid, sessionID: sessionID)
+        } catch {
+            logger.error("could not launch the desktop; ending the session", metadata: metadata(record.session).merging(["error": "\(error)"]) { $1 })
+            await tearDown(record, reason: "desktop spawn failed")
+        }
     }
 
     /// The admin's certificate and key, read as root from the configured (root-controlled) paths.
@@ -418,8 +429,9 @@ public actor SessionManager {
     /// for every session (a viewer is an established connection to the session's RFB port),
     /// and Xvnc's run state in /proc (a stopped Xvnc answers nobody). Cheap enough to run every second.
     public func refresh(now: Date = Date()) {
+        guard !records.isEmpty else { return }
         var viewers: [Int: Int] = [:]
-        for socket in ProcFS.tcpSockets() where socket.state == ProcFS.TCPSocket.established {
+        for socket in ProcFS.tcpSockets(states: [ProcFS.TCPSocket.established]) {
             viewers[socket.localPort, default: 0] += 1
         }
         for (display, record) in records {
@@ -537,11 +549,13 @@ public actor SessionManager {
         exitMonitor.watch(record.session.pid) { [weak self] in
             Task { await self?.processExited(sessionID: id, role: "xvnc") }
         }
-        // Watched even when its exit does not end the session: the monitor also reaps it.
-        if let desktop = record.session.desktopPid {
-            exitMonitor.watch(desktop) { [weak self] in
-                Task { await self?.processExited(sessionID: id, role: "desktop") }
-            }
+        if let desktop = record.session.desktopPid { watchDesktop(desktop, sessionID: id) }
+    }
+
+    /// Watched even when its exit does not end the session: the monitor also reaps it.
+    private func watchDesktop(_ pid: pid_t, sessionID: String) {
+        exitMonitor.watch(pid) { [weak self] in
+            Task { await self?.processExited(sessionID: sessionID, role: "desktop") }
         }
     }
 

@@ -1,5 +1,7 @@
 import DeskCore
+import DeskLinux
 import Foundation
+import Glibc
 
 /// What deskd persists per session: the session and where its processes live.
 struct SessionRecord: Codable, Sendable {
@@ -15,7 +17,17 @@ struct SessionStore: Sendable {
 
     func save(_ record: SessionRecord) throws {
         let data = try JSONEncoder.desk.encode(record)
-        try data.write(to: url(for: record.session.display), options: .atomic)
+        let path = url(for: record.session.display).path
+        let temporary = path + ".tmp"
+        // Root's own directory (0700): a fixed temporary name is safe, and rename is atomic.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw OSError("create", path: temporary) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == data.count, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw OSError("write", path: path)
+        }
     }
 
     func remove(_ display: Display) {

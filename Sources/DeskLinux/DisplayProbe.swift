@@ -10,7 +10,7 @@ public struct DisplaySnapshot: Sendable {
 
     public static func take() -> DisplaySnapshot {
         DisplaySnapshot(
-            listeningTCPPorts: Set(ProcFS.tcpSockets().filter { $0.state == ProcFS.TCPSocket.listen }.map(\.localPort)),
+            listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen]).map(\.localPort)),
             listeningUnixPaths: ProcFS.listeningUnixSocketPaths()
         )
     }

@@ -12,6 +12,9 @@ func now() -> Double {
 }
 
 /// One run of a command: how it ended, what it printed, how long it took from spawn to exit.
+///
+/// posix_spawn and waitpid, not Foundation's Process: its waitUntilExit notices an exit only
+/// on a run-loop tick (up to 50 ms late here), which would be counted against deskctl.
 struct Run {
     let status: Int32
     let stdout: String
@@ -20,23 +23,47 @@ struct Run {
     /// `capture: false` for commands that leave a daemon holding their stdout (vncserver does):
     /// then only the exit is waited for.
     static func of(_ executable: String, _ arguments: [String], as user: String? = nil, capture: Bool = true) throws -> Run {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", executable] + arguments
+        let argv = user.map { ["/usr/sbin/runuser", "-u", $0, "--", executable] } ?? [executable]
+        var pipe: [Int32] = [-1, -1]
+        guard Glibc.pipe(&pipe) == 0 else { throw Options.Usage("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if capture {
+            posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
-        let out = Pipe()
-        process.standardOutput = capture ? out : FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, pipe[0])
+        posix_spawn_file_actions_addclose(&actions, pipe[1])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let cArguments = (argv + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
         let start = now()
-        try process.run()
-        let data = capture ? out.fileHandleForReading.readDataToEndOfFile() : Data()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), seconds: now() - start)
+        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
+        close(pipe[1])
+        guard spawned == 0 else { close(pipe[0]); throw Options.Usage("cannot run \(executable)") }
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
+            if n > 0 { output += chunk[0..<n] } else if n < 0 && errno == EINTR { continue } else { break }
+        }
+        close(pipe[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let seconds = now() - start
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return Run(status: code, stdout: String(decoding: output, as: UTF8.self), seconds: seconds)
     }
 }
 
@@ -81,10 +108,12 @@ final class Bench: @unchecked Sendable {
     /// vncserver runs as a user of its own: its kill leaves processes behind, which are counted, then ended.
     let vncUser: UserAccount
     var vncserverLeftovers: [Int] = []
+    var freshResidentMiB = 0.0
     var daemon: Process?
     var lines: [String] = []
     /// Raw Xvnc servers the baseline started, by display, to be ended on the way out.
-    var rawServers: [Int: Process] = [:]
+    var rawServers: [Int: pid_t] = [:]
+    let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
     let deskdDisplays = 10...49
     let rawDisplays = 50...89
     let vncserverDisplay = 95
@@ -167,26 +196,22 @@ final class Bench: @unchecked Sendable {
         return file.path
     }
 
-    /// Xtigervnc launched by hand as `user`, with the options deskd gives it.
-    func launchRaw(_ display: Int, as user: UserAccount, passwordFile: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid", String(user.uid), "--regid", String(user.gid), "--init-groups", "--",
-                             "/usr/bin/Xtigervnc", ":\(display)", "-rfbport", String(5900 + display), "-localhost", "-nolisten", "tcp",
-                             "-SecurityTypes", "VncAuth", "-rfbauth", passwordFile, "-geometry", "1920x1080", "-depth", "24", "-AlwaysShared"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        rawServers[display] = process
-        return process
+    /// Xtigervnc launched by hand as `user` through setpriv, with the options deskd gives it.
+    func launchRaw(_ display: Int, as user: UserAccount, passwordFile: String) throws -> pid_t {
+        let pid = try SessionLauncher.launch(.init(
+            executable: "/usr/bin/Xtigervnc",
+            arguments: [":\(display)", "-rfbport", String(5900 + display), "-localhost", "-nolisten", "tcp",
+                        "-SecurityTypes", "VncAuth", "-rfbauth", passwordFile, "-geometry", "1920x1080", "-depth", "24", "-AlwaysShared"],
+            account: user, environment: ["HOME": user.home, "USER": user.name, "PATH": "/usr/bin:/bin"], logFD: devNull, cgroup: nil
+        ))
+        rawServers[display] = pid
+        return pid
     }
 
     func stopRaw(_ display: Int) {
-        guard let process = rawServers.removeValue(forKey: display) else { return }
-        // Foundation's children start with SIGTERM blocked.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        usleep(2000)
+        guard let pid = rawServers.removeValue(forKey: display) else { return }
+        kill(pid, SIGTERM)
+        waitpid(pid, nil, 0)
         XLockFile.reclaim(Display(display))
     }
 
@@ -257,6 +282,9 @@ final class Bench: @unchecked Sendable {
         }
         for display in Array(rawServers.keys) { stopRaw(display) }
         if XLockFile.read(Display(vncserverDisplay)) != .absent { vncserverKill(vncUser) }
+        // Whatever a failed run left of the throwaway users' processes.
+        let uids = Set((users + [vncUser]).map(\.uid))
+        for pid in ProcFS.allPIDs() where ProcFS.uid(of: pid).map(uids.contains) == true { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(at: root)
     }
 }

@@ -16,8 +16,14 @@ struct Deskbench {
             exit(1)
         }
         let bench = try Bench(options: options)
-        defer { bench.cleanUp() }
-        try await bench.run()
+        do {
+            try await bench.run()
+            bench.cleanUp()
+        } catch {
+            bench.cleanUp()
+            FileHandle.standardError.write(Data("deskbench: \(error)\n".utf8))
+            exit(1)
+        }
     }
 }
 

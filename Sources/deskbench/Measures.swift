@@ -13,6 +13,7 @@ extension Bench {
             }
         }
         try startDaemon()
+        freshResidentMiB = residentMiB(daemonPID)
         let uname = (try? Run.of("/usr/bin/uname", ["-srm"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
         let cpu = (ProcFS.readText("/proc/cpuinfo") ?? "").split(separator: "\n").first { $0.hasPrefix("model name") }
             .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "?"
@@ -127,30 +128,31 @@ extension Bench {
         let idle = Double(options.idleSeconds)
         Thread.sleep(forTimeInterval: idle)
         let used = cpuSeconds(pid) - before
+        report("  " + "deskd resident memory, fresh".padding(toLength: 38, withPad: " ", startingAt: 0) + String(format: "%7.1f MiB", freshResidentMiB))
         report("  " + "deskd resident memory, \(n) sessions".padding(toLength: 38, withPad: " ", startingAt: 0) + String(format: "%7.1f MiB", residentMiB(pid)))
         report("  " + "deskd CPU over \(options.idleSeconds) s idle, \(n) sessions".padding(toLength: 38, withPad: " ", startingAt: 0)
                + String(format: "%8.2f %%", used / idle * 100) + "   " + "of one core (goal < 0.5 %)")
     }
 
-    /// 4. Kill: one session until its last process is gone; then kill --all of N.
-    /// 6. One reap pass over N sessions.
+    /// 4. Kill: kill --all of the N sessions still running; then one session at a time until
+    /// its last process is gone. 6. One reap pass over N fresh, unwatched sessions.
     func killAndReap() throws {
         let n = options.sessions
         report("kill and reap")
+        let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
+        let leftAfterKill = userProcesses().count
+
         var singles: [Double] = []
+        let uid = users[1].uid
         for _ in 0..<options.pairs {
             let (session, _) = try deskctlStart(users[1])
             let start = now()
             _ = try deskctlKill(session.display)
             // deskctl returns once deskd has seen the session's cgroup empty; check it from here too.
-            let uid = users[1].uid
             while userProcesses().contains(where: { ProcFS.uid(of: $0) == uid }) && now() - start < 10 { usleep(500) }
             singles.append(now() - start)
         }
         row("deskctl kill :N until no process left", Stats(values: singles))
-
-        let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
-        let leftAfterKill = userProcesses().count
         row("deskctl kill --all, \(n) sessions (wall)", Stats(values: [killAll.seconds]), "\(leftAfterKill) processes left")
 
         let results = ResultBox()

@@ -79,7 +79,8 @@ extension EndToEnd {
         ]
         #expect(try JSONDecoder.desk.decode([Session].self, from: Data(views[0].utf8)).isEmpty)
         // Nor does any process's argument list.
-        let commandLines = [session.pid, try #require(session.desktopPid)].map { pid in
+        let desktopPid = try #require(daemon.desktopPid(of: session))
+        let commandLines = [session.pid, desktopPid].map { pid in
             String(decoding: ProcFS.read("/proc/\(pid)/cmdline") ?? [], as: UTF8.self)
         }
         #expect(commandLines[0].contains("-rfbauth"))

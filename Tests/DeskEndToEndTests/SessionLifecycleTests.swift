@@ -164,7 +164,7 @@ extension EndToEnd {
         let ending = try DaemonUnderTest()
         defer { ending.shutDown(); TestUsers.reap(fay) }
         let first = try ending.start(fay.name)
-        kill(try #require(first.desktopPid), SIGKILL)
+        kill(try #require(ending.desktopPid(of: first)), SIGKILL)
         #expect(eventually { (try? ending.sessions().isEmpty) == true })
         #expect(eventually { !ProcFS.isAlive(first.pid) })
         ending.shutDown()
@@ -172,7 +172,7 @@ extension EndToEnd {
         let keeping = try DaemonUnderTest(extraArguments: ["--keep-session-on-desktop-exit"])
         defer { keeping.shutDown() }
         let second = try keeping.start(fay.name)
-        kill(try #require(second.desktopPid), SIGKILL)
+        kill(try #require(keeping.desktopPid(of: second)), SIGKILL)
         usleep(500_000)
         #expect(ProcFS.isAlive(second.pid))
         #expect(try keeping.sessions().map(\.pid) == [second.pid])

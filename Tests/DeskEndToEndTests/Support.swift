@@ -173,6 +173,16 @@ final class DaemonUnderTest {
 
     var client: ControlClient { ControlClient(socketPath: socket) }
 
+    /// The desktop's pid: deskd starts the desktop just after its start reply, so ask `show`.
+    func desktopPid(of session: Session) -> pid_t? {
+        var pid: pid_t?
+        _ = eventually {
+            pid = try? deskctl(["show", session.display.description, "--json"]).decode(Session.self).desktopPid
+            return pid != nil
+        }
+        return pid
+    }
+
     /// Runs deskd itself in the foreground for a one-off, such as --check-config.
     static func runDeskd(_ arguments: [String]) throws -> CommandResult {
         let process = Process()

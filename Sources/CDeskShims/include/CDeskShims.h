@@ -19,4 +19,17 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
 /// Reaps `pidfd`'s process if it is our exited child (waitid P_PIDFD); harmless otherwise.
 void deskd_reap_pidfd(int pidfd);
 
+/// One TCP socket as the kernel's sock_diag reports it.
+struct deskd_tcp_socket {
+    unsigned short local_port;
+    unsigned short remote_port;
+    unsigned char state;
+    unsigned int inode;
+};
+
+/// TCP sockets of `family` (AF_INET or AF_INET6) whose state bit is in `states` (1 << TCP_*),
+/// through NETLINK_SOCK_DIAG: what `ss` reads, without formatting and parsing /proc/net/tcp.
+/// Fills up to `capacity` entries and returns how many there are in all, or -1 with errno.
+int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity);
+
 #endif
