@@ -110,6 +110,7 @@ public actor SessionManager {
     // MARK: Start
 
     public func start(_ request: Request, caller: Caller) async throws(DeskError) -> Session {
+        var timings = StartTimings()
         // Root is exempt: it could start Xvnc by hand anyway, and benchmarks start forty at once.
         if caller.uid != 0 {
             try startRate?.admit(uid: caller.uid, now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
@@ -146,7 +147,8 @@ public actor SessionManager {
             }
             reserved[display] = account.uid
             do {
-                let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller,
+                timings.mark("checked")
+                let session = try await launch(on: display, account: account, template: template, geometry: geometry, depth: depth, caller: caller, timings: timings,
                                                userXstartup: configuration.honourUserXstartup && request.desktop == nil)
                 reserved[display] = nil
                 return session
@@ -165,6 +167,10 @@ public actor SessionManager {
                 throw DeskError(.internalError, "\(error)")
             }
         }
+    }
+
+    private enum Readiness: Sendable {
+        case answered, exited, timedOut
     }
 
     private enum LaunchError: Error {
@@ -202,7 +208,8 @@ public actor SessionManager {
     }
 
     private func launch(on display: Display, account: UserAccount, template: XstartupTemplate,
-                        geometry: Geometry, depth: Int, caller: Caller, userXstartup: Bool) async throws -> Session {
+                        geometry: Geometry, depth: Int, caller: Caller, timings: StartTimings, userXstartup: Bool) async throws -> Session {
+        var timings = timings
         let id = Self.newSessionID()
         let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
         var xstartup: String
@@ -214,7 +221,6 @@ public actor SessionManager {
         } catch { throw LaunchError.failed(error) }
         xstartup = XstartupTemplate.sessionScript(xstartup, preferringUserXstartup: userXstartup)
 
-        var timings = StartTimings()
         XLockFile.reclaim(display)
         let password = SessionPassword.generate()
         let logs = try directory.create(owner: account.uid, group: account.gid,
@@ -250,23 +256,32 @@ public actor SessionManager {
         record.session.pid = xvnc
 
         // Ready means a real RFB handshake on the port: the port is open and Xvnc is serving.
+        // Polled every half millisecond on a thread of its own, so the actor stays free for
+        // other requests and the answer is not late by a scheduler tick.
         timings.mark("spawned")
-        let deadline = ContinuousClock.now + configuration.startTimeout
-        while true {
-            if !ProcFS.isAlive(xvnc) {
-                let lines = directory.tail(of: directory.xvncLog)
-                await tearDown(record, reason: "xvnc exited during start")
-                if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
-                    throw LaunchError.displayTaken
-                }
-                throw LaunchError.failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
+        let host = configuration.vncExposure.reachableAddress, port = display.rfbPort, limit = configuration.startTimeout
+        let readiness = await onDedicatedThread { () -> Readiness in
+            let deadline = ContinuousClock.now + limit
+            while true {
+                if !ProcFS.isAlive(xvnc) { return .exited }
+                if case .answered = RFBHandshake.attempt(host: host, port: port, timeoutMilliseconds: 500) { return .answered }
+                if ContinuousClock.now > deadline { return .timedOut }
+                usleep(500)
             }
-            if case .answered = RFBHandshake.attempt(host: configuration.vncExposure.reachableAddress, port: display.rfbPort, timeoutMilliseconds: 500) { break }
-            if ContinuousClock.now > deadline {
-                await tearDown(record, reason: "start timed out")
-                throw LaunchError.failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."))
+        }
+        switch readiness {
+        case .answered:
+            break
+        case .exited:
+            let lines = directory.tail(of: directory.xvncLog)
+            await tearDown(record, reason: "xvnc exited during start")
+            if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
+                throw LaunchError.displayTaken
             }
-            try? await Task.sleep(for: .milliseconds(1))
+            throw LaunchError.failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
+        case .timedOut:
+            await tearDown(record, reason: "start timed out")
+            throw LaunchError.failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."))
         }
         timings.mark("ready")
         record.session.pidStartTicks = ProcFS.process(xvnc)?.startTicks ?? 0
