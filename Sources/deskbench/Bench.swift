@@ -148,13 +148,19 @@ final class Bench: @unchecked Sendable {
             starts_per_minute = 0
             [daemon]
             log_level = "notice"
+            [sessions]
+            default_desktop = "bench"
             """.write(to: config, atomically: true, encoding: .utf8)
-        let templates = URL(fileURLWithPath: options.products).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Templates").path
+        // The sessions' desktop is a process that waits: raw Xtigervnc starts no desktop either,
+        // and forty xterms drawing would load the two cores the measures share.
+        let templates = root.appendingPathComponent("templates")
+        try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+        try "#!/bin/sh\n# deskbench: a desktop that only waits.\nexec sleep 86400\n"
+            .write(to: templates.appendingPathComponent("bench.xstartup"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: deskdPath)
         process.arguments = ["--config", config.path, "--socket", socket, "--runtime-dir", root.appendingPathComponent("run").path,
-                             "--state-dir", root.appendingPathComponent("state").path, "--templates", templates]
+                             "--state-dir", root.appendingPathComponent("state").path, "--templates", templates.path]
         process.standardError = try FileHandle(forWritingTo: { let log = root.appendingPathComponent("deskd.log"); FileManager.default.createFile(atPath: log.path, contents: nil); return log }())
         try process.run()
         daemon = process

@@ -41,7 +41,7 @@ extension Bench {
         report("start → completed RFB handshake (\(options.pairs) pairs)")
         let user = users[0]
         let file = try passwordFile(for: user)
-        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
+        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = [], direct: [Double] = [], directRatios: [Double] = []
         // One warm-up of each, so the first pair does not pay for cold caches.
         for index in 0...options.pairs {
             let display = rawDisplays.lowerBound
@@ -52,14 +52,22 @@ extension Bench {
             stopRaw(display)
             let (session, deskSeconds) = try deskctlStart(user)
             _ = try deskctlKill(session.display)
+            // The same request over the socket from this process: deskd's share without deskctl's.
+            let (socketSession, socketSeconds) = try socketStart(user)
+            _ = try deskctlKill(socketSession.display)
             guard index > 0 else { continue }
             raw.append(rawSeconds)
             desk.append(deskSeconds)
             ratios.append(deskSeconds / rawSeconds)
+            direct.append(socketSeconds)
+            directRatios.append(socketSeconds / rawSeconds)
         }
-        let ratio = Stats(values: ratios).median
         row("raw Xtigervnc, polled (the floor)", Stats(values: raw))
-        row("deskctl start (whole process)", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.10×)", ratio))
+        row("deskctl start (whole process)", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.10×)", Stats(values: ratios).median))
+        row("the start request alone (no CLI)", Stats(values: direct), String(format: "%.2f× raw", Stats(values: directRatios).median))
+        var version: [Double] = []
+        for _ in 0..<options.pairs { version.append(try Run.of(deskctl, ["--version"]).seconds) }
+        row("deskctl --version (process cost)", Stats(values: version))
 
         var wrapper: [Double] = [], wrapperRatios: [Double] = []
         for _ in 0..<options.vncserverRuns {
@@ -74,33 +82,51 @@ extension Bench {
         report("  (vncserver -kill left \(vncserverLeftovers.max() ?? 0) process(es) of the session running; deskctl kill leaves none, below)")
     }
 
-    /// 2. N starts at once over the bench users, against N raw Xtigervnc at once.
+    /// 2. N starts at once over the bench users, against N raw Xtigervnc at once, in rounds.
+    /// The last round's sessions stay for the list and daemon-cost measures.
     func concurrentStarts() throws {
-        let n = options.sessions
-        report("\(n) starts at once over \(users.count) users")
+        let n = options.sessions, rounds = 3
+        report("\(n) starts at once over \(users.count) users (\(rounds) rounds)")
         let files = try users.map { try passwordFile(for: $0) }
-        let rawStart = now()
-        for index in 0..<n {
-            _ = try launchRaw(rawDisplays.lowerBound + index, as: users[index % users.count], passwordFile: files[index % users.count])
-        }
-        let rawAnswered = (0..<n).allSatisfy { waitForHandshake(port: 5900 + rawDisplays.lowerBound + $0) }
-        let rawWall = now() - rawStart
-        for index in 0..<n { stopRaw(rawDisplays.lowerBound + index) }
-        guard rawAnswered else { throw Options.Usage("not every raw Xtigervnc answered") }
+        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
+        for round in 1...rounds {
+            let rawStart = now()
+            for index in 0..<n {
+                _ = try launchRaw(rawDisplays.lowerBound + index, as: users[index % users.count], passwordFile: files[index % users.count])
+            }
+            let rawAnswered = (0..<n).allSatisfy { waitForHandshake(port: 5900 + rawDisplays.lowerBound + $0) }
+            let rawWall = now() - rawStart
+            for index in 0..<n { stopRaw(rawDisplays.lowerBound + index) }
+            guard rawAnswered else { throw Options.Usage("not every raw Xtigervnc answered") }
 
-        let results = ResultBox()
+            let results = ResultBox()
+            let start = now()
+            DispatchQueue.concurrentPerform(iterations: n) { index in
+                results.add(try? deskctlStart(users[index % users.count]))
+            }
+            let wall = now() - start
+            let sessions = results.sessions
+            let distinct = Set(sessions.map(\.display)).count
+            guard sessions.count == n, distinct == n else {
+                throw Options.Usage("only \(sessions.count) of \(n) concurrent starts succeeded (\(distinct) distinct displays)")
+            }
+            raw.append(rawWall)
+            desk.append(wall)
+            ratios.append(wall / rawWall)
+            if round < rounds { _ = try Run.of(deskctl, ["kill", "--all", "--socket", socket]) }
+        }
+        row("\(n) raw Xtigervnc at once (wall)", Stats(values: raw))
+        row("\(n) deskctl start at once (wall)", Stats(values: desk), String(format: "%.2f× raw; all %d ok, distinct displays", Stats(values: ratios).median, n))
+    }
+
+    /// A start request sent from this process, to a completed handshake.
+    func socketStart(_ user: UserAccount) throws -> (session: Session, seconds: Double) {
         let start = now()
-        DispatchQueue.concurrentPerform(iterations: n) { index in
-            results.add(try? deskctlStart(users[index % users.count]))
+        let response = try ControlClient(socketPath: socket).send(Request(command: .start, user: user.name))
+        guard let session = response.sessions?.first, waitForHandshake(port: session.rfbPort) else {
+            throw Options.Usage("start over the socket failed: \(response.error?.message ?? "no session")")
         }
-        let wall = now() - start
-        let sessions = results.sessions
-        let distinct = Set(sessions.map(\.display)).count
-        guard sessions.count == n, distinct == n else {
-            throw Options.Usage("only \(sessions.count) of \(n) concurrent starts succeeded (\(distinct) distinct displays)")
-        }
-        row("\(n) raw Xtigervnc at once (wall)", Stats(values: [rawWall]))
-        row("\(n) deskctl start at once (wall)", Stats(values: [wall]), String(format: "%.2f× raw; all %d ok, %d distinct displays", wall / rawWall, n, distinct))
+        return (session, now() - start)
     }
 
     /// 3. list with N live sessions, whole processes; vncserver -list for one user beside it.
