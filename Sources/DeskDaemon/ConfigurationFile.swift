@@ -154,7 +154,7 @@ public enum ConfigurationFile {
                 if types.contains(where: { $0.lowercased() == "none" }) {
                     throw Reason("may not contain None: on a shared host every local user reaches loopback, so a desktop without authentication is everyone's; use VncAuth, TLSVnc or X509Vnc")
                 }
-                guard !types.isEmpty, let bad = Optional(types.filter { !VNCExposure.knownSecurityTypes.contains($0) }), bad.isEmpty else {
+                guard !types.isEmpty, types.allSatisfy(VNCExposure.knownSecurityTypes.contains) else {
                     throw Reason("must list one or more of \(VNCExposure.knownSecurityTypes.joined(separator: ", "))")
                 }
                 c.vncExposure.securityTypes = types

@@ -22,7 +22,7 @@ public struct ControlHandler: Sendable {
     }
 
     public func handle(_ bytes: [UInt8], from peer: PeerCredentials) async -> Response {
-        let caller = self.caller(peer, adminGroup: await manager.current.adminGroup)
+        let caller = self.caller(peer, adminGroup: await manager.adminGroup)
         let request: Request
         do { request = try Request.decode(bytes) } catch {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error.code": "\(error.code.rawValue)"])
@@ -126,9 +126,11 @@ public struct ControlHandler: Sendable {
     /// Root and members of the admin group are admins; group membership comes from the
     /// account database for the peer's uid, not from anything the peer sent.
     func caller(_ peer: PeerCredentials, adminGroup: String) -> Caller {
-        let adminGID = GroupDirectory.gid(named: adminGroup)
         let account = UserAccount.withUID(peer.uid)
-        let isAdmin = peer.uid == 0 || adminGID.map { gid in peer.gid == gid || (account?.groups.contains(gid) ?? false) } ?? false
+        // Root is admin without a look at the group database.
+        let isAdmin = peer.uid == 0 || GroupDirectory.gid(named: adminGroup).map { gid in
+            peer.gid == gid || (account?.groups.contains(gid) ?? false)
+        } ?? false
         return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin)
     }
 }

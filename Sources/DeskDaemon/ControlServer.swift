@@ -86,9 +86,7 @@ public struct ControlServer: Service {
                 case .success(let bytes): reply = await handler.handle(bytes, from: peer)
                 case .failure(let error): reply = Response(error: error)
                 }
-                var data = try JSONEncoder.desk.encode(reply)
-                data.append(UInt8(ascii: "\n"))
-                try await outbound.write(ByteBuffer(bytes: data))
+                try await Self.write(reply, to: outbound)
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["peer.uid": "\(peer.uid)", "error": "\(error)"])
@@ -99,10 +97,15 @@ public struct ControlServer: Service {
     private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ error: DeskError, peer: PeerCredentials) async {
         logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"])
         try? await connection.executeThenClose { _, outbound in
-            var data = try JSONEncoder.desk.encode(Response(error: error))
-            data.append(UInt8(ascii: "\n"))
-            try await outbound.write(ByteBuffer(bytes: data))
+            try await Self.write(Response(error: error), to: outbound)
         }
+    }
+
+    /// One reply: a JSON object and a newline.
+    private static func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        var data = try JSONEncoder.desk.encode(response)
+        data.append(UInt8(ascii: "\n"))
+        try await outbound.write(ByteBuffer(bytes: data))
     }
 
     /// Reads up to the first newline (or the end), within the size cap and the read deadline.
@@ -138,15 +141,8 @@ public struct ControlServer: Service {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if connected == 0 {
+        guard let address = UnixSocketAddress(path) else { return }
+        if address.withSockaddr({ connect(fd, $0, $1) }) == 0 {
             throw OSError("another deskd is already listening on", path: path, errno: EADDRINUSE)
         }
     }

@@ -60,8 +60,8 @@ public actor SessionManager {
         return needsRestart
     }
 
-    /// The configuration now in force (the control handler reads the admin group from it).
-    public var current: DaemonConfiguration { configuration }
+    /// The admin group now in force (a reload may change it).
+    public var adminGroup: String { configuration.adminGroup }
 
     private let startedAt = Date()
 

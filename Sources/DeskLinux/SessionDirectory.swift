@@ -59,32 +59,31 @@ public struct SessionDirectory: Sendable {
         }
     }
 
-    /// The password file's bytes. The directory is the user's, so the file is opened without
-    /// following a symlink and without blocking on a FIFO, and must be a small regular file.
+    /// The password file's bytes: one or two 8-byte blocks, nothing else.
     public func readPasswordFile() -> [UInt8]? {
-        let fd = open(passwordFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 8, info.st_size <= 16 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        return n == bytes.count ? bytes : nil
+        guard let file = Self.readUsersFile(passwordFile, lastBytes: 16), (8...16).contains(file.size), file.bytes.count == file.size else { return nil }
+        return file.bytes
     }
 
     /// The last lines of a log, for an error message: at most the last 16 KiB, and only of a
     /// regular file (the user writes the log, and may have made it huge).
     public func tail(of log: String, lines: Int = 8) -> [String] {
-        let fd = open(log, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
+        guard let bytes = Self.readUsersFile(log, lastBytes: 16 << 10)?.bytes, !bytes.isEmpty else { return [] }
+        return Array(String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(lines).map(String.init))
+    }
+
+    /// The last `lastBytes` bytes of a file the user owns, and its whole size, read as root:
+    /// never through a symlink, never blocking on a FIFO, only from a regular file.
+    private static func readUsersFile(_ path: String, lastBytes: Int) -> (bytes: [UInt8], size: Int)? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
-        let length = min(Int(info.st_size), 16 << 10)
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        let length = min(Int(info.st_size), lastBytes)
         var bytes = [UInt8](repeating: 0, count: length)
         let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, length, off_t(Int(info.st_size) - length)) }
-        guard n > 0 else { return [] }
-        return Array(String(decoding: bytes.prefix(n), as: UTF8.self).split(separator: "\n").suffix(lines).map(String.init))
+        return n >= 0 ? (Array(bytes.prefix(n)), Int(info.st_size)) : nil
     }
 
     public func remove() {

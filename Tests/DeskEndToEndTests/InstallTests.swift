@@ -31,16 +31,8 @@ struct InstallTests {
     ] + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
 
     static func make(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/make")
-        process.arguments = ["--no-print-directory", "-C", TestEnvironment.repository.path] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let result = try CommandResult.run("/usr/bin/make", ["--no-print-directory", "-C", TestEnvironment.repository.path] + arguments)
+        return (result.status, result.stdout + result.stderr)
     }
 
     static func files(under root: URL) -> [String] {
@@ -95,16 +87,9 @@ struct InstallTests {
                                      "UNITDIR=/units"])
         #expect(install.status == 0, "\(install.output)")
         let units = ["deskd.service", "deskd-reap.service", "deskd-reap.timer"].map { stage.appendingPathComponent("units/\($0)").path }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        process.arguments = ["verify", "--man=no"] + units
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let verify = try CommandResult.run("/usr/bin/systemd-analyze", ["verify", "--man=no"] + units)
+        let output = verify.stdout + verify.stderr
         // A unit with a bad key still exits 0, so the output must be empty too.
-        #expect(process.terminationStatus == 0 && output.isEmpty, "systemd-analyze verify: \(output)")
+        #expect(verify.status == 0 && output.isEmpty, "systemd-analyze verify: \(output)")
     }
 }

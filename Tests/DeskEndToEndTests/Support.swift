@@ -66,6 +66,22 @@ struct CommandResult {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONDecoder.desk.decode(type, from: Data(stdout.utf8))
     }
+
+    /// Runs a program to its end with stdin from /dev/null, and collects what it printed.
+    static func run(_ executable: String, _ arguments: [String]) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
 }
 
 /// A real deskd process with its own socket and state directory, so it never touches the host's.
@@ -144,23 +160,10 @@ final class DaemonUnderTest {
     }
 
     func deskctl(_ arguments: [String], as user: String? = nil) throws -> CommandResult {
-        let process = Process()
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--", TestEnvironment.deskctl] + arguments + ["--socket", socket]
-        } else {
-            process.executableURL = URL(fileURLWithPath: TestEnvironment.deskctl)
-            process.arguments = arguments + ["--socket", socket]
+            return try CommandResult.run("/usr/sbin/runuser", ["-u", user, "--", TestEnvironment.deskctl] + arguments + ["--socket", socket])
         }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        return try CommandResult.run(TestEnvironment.deskctl, arguments + ["--socket", socket])
     }
 
     /// `deskctl start --json` for `user`, which must succeed.
@@ -185,18 +188,7 @@ final class DaemonUnderTest {
 
     /// Runs deskd itself in the foreground for a one-off, such as --check-config.
     static func runDeskd(_ arguments: [String]) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.deskd)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        try CommandResult.run(TestEnvironment.deskd, arguments)
     }
 
     /// Kills every session this daemon holds, stops it, and removes its directory.
