@@ -18,7 +18,7 @@ let package = Package(
     targets: [
         // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
         .target(name: "DeskCore"),
-        // libvncclient, for RFB probing and for the tests' real VNC client.
+        // libvncclient: the real VNC viewer of the tests and the benchmark (deskd does not link it).
         .systemLibrary(
             name: "CVNCClient",
             pkgConfig: "libvncclient",
@@ -32,10 +32,11 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "CDeskShims",
-                "CVNCClient",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A VNC viewer built on libvncclient, for the tests and the benchmark.
+        .target(name: "VNCViewer", dependencies: ["DeskCore", "CVNCClient"]),
         // The daemon: session manager, store and control server.
         .target(
             name: "DeskDaemon",
@@ -73,12 +74,15 @@ let package = Package(
             ]
         ),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
-        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux"]),
+        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),
         .testTarget(name: "DeskDaemonTests", dependencies: ["DeskCore", "DeskDaemon"]),
+        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux"]),
+        // Per-thread credentials, so an end-to-end test can act as another local user.
+        .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(
             name: "DeskEndToEndTests",
-            dependencies: ["DeskCore", "DeskClient", "DeskLinux"]
+            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer", "CTestShims"]
         ),
     ]
 )

@@ -12,6 +12,10 @@ int deskd_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+int deskd_open_path_nofollow(const char *path) {
+    return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int deskd_pipe_cloexec_nonblock(int fds[2]) {
     return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
 }
@@ -19,6 +23,7 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 #include <errno.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #ifndef SYS_clone3
@@ -36,7 +41,7 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 
 /* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
    and the child is a copy of one thread of it. Everything it needs was prepared before. */
-pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd) {
+pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value) {
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -58,10 +63,13 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
         for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
         setsid();
         if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) goto failed;
-        /* Close everything else but the report pipe, which closes itself on exec. */
+        /* Close everything else but the report pipe, which closes itself on exec. A session
+           process must never hold a daemon descriptor (the control socket, a session's log, a
+           cgroup): if the kernel cannot close them, the child does not run. */
         int keep = report[1];
-        if (keep > 3) syscall(SYS_close_range, 3, keep - 1, 0);
-        syscall(SYS_close_range, keep + 1, ~0U, 0);
+        if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) != 0) goto failed;
+        if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) goto failed;
+        umask(umask_value);
         if (chdir("/") != 0) goto failed;
         execve(path, argv, envp);
     failed:;
@@ -139,6 +147,70 @@ int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *
                 out[count].remote_port = ntohs(socket->id.idiag_dport);
                 out[count].state = socket->idiag_state;
                 out[count].inode = socket->idiag_inode;
+                out[count].uid = socket->idiag_uid;
+            }
+            count++;
+        }
+    }
+}
+
+#include <linux/rtnetlink.h>
+#include <linux/unix_diag.h>
+#include <string.h>
+
+int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int capacity) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } message = {0};
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    message.request.sdiag_family = AF_UNIX;
+    message.request.udiag_states = states;
+    message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        close(fd);
+        return -1;
+    }
+    long buffer[32768 / sizeof(long)];
+    int count = 0;
+    for (;;) {
+        ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { close(fd); return -1; }
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return count; }
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *error = NLMSG_DATA(h);
+                close(fd);
+                errno = error->error ? -error->error : EIO;
+                return -1;
+            }
+            struct unix_diag_msg *socket = NLMSG_DATA(h);
+            if (count < capacity) {
+                struct deskd_unix_socket *entry = &out[count];
+                memset(entry, 0, sizeof *entry);
+                entry->inode = socket->udiag_ino;
+                entry->state = socket->udiag_state;
+                int length = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *socket));
+                for (struct rtattr *attribute = (struct rtattr *)(socket + 1); RTA_OK(attribute, length); attribute = RTA_NEXT(attribute, length)) {
+                    if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
+                        memcpy(&entry->peer, RTA_DATA(attribute), sizeof(unsigned int));
+                    } else if (attribute->rta_type == UNIX_DIAG_NAME) {
+                        size_t size = RTA_PAYLOAD(attribute);
+                        if (size > sizeof entry->name - 1) size = sizeof entry->name - 1;
+                        memcpy(entry->name, RTA_DATA(attribute), size);
+                        /* An abstract name starts with NUL; write it as "@name", as ss does. */
+                        if (size > 0 && entry->name[0] == '\0') entry->name[0] = '@';
+                        /* A path name is reported with its terminating NUL. */
+                        else while (size > 0 && entry->name[size - 1] == '\0') size--;
+                        entry->name_length = (unsigned short)size;
+                    }
+                }
             }
             count++;
         }

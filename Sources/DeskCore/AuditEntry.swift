@@ -19,6 +19,8 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public var ok: Bool
     /// On failure, the error code; on success, what happened ("started", "killed :3, :4").
     public var outcome: String
+    /// Refusals of this caller left out of the trail just before this entry (see `RefusalLimiter`).
+    public var suppressed: Int?
 
     public init(time: Date, peerUID: UInt32, peerPID: Int32, peerUser: String?, command: Command, user: String? = nil,
                 uid: UInt32? = nil, display: Display? = nil, detail: String? = nil, ok: Bool, outcome: String) {
@@ -35,6 +37,31 @@ public struct AuditEntry: Codable, Sendable, Equatable {
         self.outcome = outcome
     }
 
+    /// The most any text field keeps: a request may name a user of 16 KiB, the trail keeps 64 bytes of it.
+    public static let nameLimit = 64
+    public static let textLimit = 512
+
+    /// The entry with every caller-influenced field cut to its cap, so one request costs the
+    /// trail a few hundred bytes however large it was.
+    public func capped() -> AuditEntry {
+        var entry = self
+        entry.peerUser = peerUser.map { Self.cut($0, to: Self.nameLimit) }
+        entry.user = user.map { Self.cut($0, to: Self.nameLimit) }
+        entry.detail = detail.map { Self.cut($0, to: Self.textLimit) }
+        entry.outcome = Self.cut(outcome, to: Self.textLimit)
+        return entry
+    }
+
+    static func cut(_ text: String, to limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        for character in text {
+            guard result.utf8.count + character.utf8.count <= limit - 3 else { break }
+            result.append(character)
+        }
+        return result + "..."
+    }
+
     /// Users see entries they made and entries about their own sessions; admins see all.
     public func isVisible(to caller: Caller) -> Bool {
         caller.isAdmin || peerUID == caller.uid || uid == caller.uid
@@ -42,4 +69,45 @@ public struct AuditEntry: Codable, Sendable, Equatable {
 
     /// The commands that change state, and so are audited.
     public static let auditedCommands: Set<Command> = [.start, .kill, .reap, .passwd]
+}
+
+/// Keeps refused requests from flushing the audit trail. The trail rotates at a fixed size, so a
+/// user looping over refused requests could otherwise push every real entry out of it. Each
+/// caller may have `perMinute` refusals recorded (a token bucket, refilled continuously); the
+/// rest are counted, and the count rides on that caller's next recorded entry as `suppressed`.
+/// Successful requests are always recorded: they are bounded by the start rate and session limits.
+public struct RefusalLimiter: Sendable {
+    public let perMinute: Int
+    private var buckets: [UInt32: (tokens: Double, at: Double, suppressed: Int)] = [:]
+
+    public init(perMinute: Int = 30) {
+        self.perMinute = perMinute
+    }
+
+    /// What to write for `entry` at `now` (seconds on a monotonic clock): the entry, with the
+    /// count of refusals left out before it, or nil to leave it out.
+    public mutating func admit(_ entry: AuditEntry, now: Double) -> AuditEntry? {
+        let uid = entry.peerUID
+        let rate = Double(perMinute) / 60
+        var bucket = buckets[uid] ?? (Double(perMinute), now, 0)
+        bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
+        bucket.at = now
+        if !entry.ok {
+            guard bucket.tokens >= 1 else {
+                bucket.suppressed += 1
+                buckets[uid] = bucket
+                return nil
+            }
+            bucket.tokens -= 1
+        }
+        var written = entry
+        if bucket.suppressed > 0 { written.suppressed = bucket.suppressed }
+        bucket.suppressed = 0
+        buckets[uid] = bucket
+        // Forget callers whose bucket is full again and who owe no count.
+        if buckets.count > 1024 {
+            buckets = buckets.filter { $0.value.suppressed > 0 || $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
+        }
+        return written
+    }
 }

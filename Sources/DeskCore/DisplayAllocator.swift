@@ -12,6 +12,9 @@ public enum DisplayOccupancy: Equatable, Sendable {
     case xSocketListening
     /// Something else has bound the RFB or X11 TCP port.
     case tcpPortBound(Int)
+    /// The lock file is not one an X server wrote: a FIFO, a socket, a symlink, a leased or
+    /// oversized file. Whoever planted it may not stall deskd or Xvnc; the display is skipped.
+    case unusableLock(String)
 
     public var isUsable: Bool {
         switch self {
@@ -29,6 +32,7 @@ public enum DisplayOccupancy: Equatable, Sendable {
         case .staleLock: "it has a stale lock"
         case .xSocketListening: "something listens on its X socket"
         case .tcpPortBound(let port): "TCP port \(port) is already bound"
+        case .unusableLock(let what): "its lock file \(what)"
         }
     }
 }

@@ -14,8 +14,8 @@ public enum HistoryTable {
                 entry.command.rawValue,
                 entry.user ?? "-",
                 entry.display?.description ?? "-",
-                entry.outcome,
-            ]
+                entry.outcome + (entry.suppressed.map { " (after \($0) refusals not recorded)" } ?? ""),
+            ].map { TerminalText.escape($0) }
         }
         let header = ["TIME", "BY", "COMMAND", "USER", "DISPLAY", "OUTCOME"]
         var widths = header.map(\.count)

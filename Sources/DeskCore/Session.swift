@@ -25,7 +25,11 @@ public struct Session: Codable, Sendable, Equatable {
     public var uid: UInt32
     public var gid: UInt32
     public var display: Display
-    public var rfbPort: Int
+    /// The RFB TCP port, only when deskd runs Xvnc with TCP on (`network.listen`).
+    public var rfbPort: Int?
+    /// The RFB Unix socket, the owner's alone (0600 in a 0700 directory of theirs); viewers reach
+    /// it through `ssh -L PORT:SOCKET user@host`. nil only for sessions listening on TCP.
+    public var rfbSocket: String?
     /// Xvnc's pid.
     public var pid: Int32
     /// Xvnc's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid,
@@ -51,7 +55,7 @@ public struct Session: Codable, Sendable, Equatable {
     public var viewOnlyPassword: String?
 
     public init(
-        id: String, user: String, uid: UInt32, gid: UInt32, display: Display, pid: Int32, pidStartTicks: UInt64,
+        id: String, user: String, uid: UInt32, gid: UInt32, display: Display, endpoint: RFBEndpoint, pid: Int32, pidStartTicks: UInt64,
         executable: String, desktopPid: Int32? = nil, state: SessionState, startedAt: Date, desktop: String,
         geometry: Geometry, depth: Int, clients: Int = 0, lastClientAt: Date? = nil, idleSeconds: Int = 0, password: String? = nil
     ) {
@@ -60,7 +64,10 @@ public struct Session: Codable, Sendable, Equatable {
         self.uid = uid
         self.gid = gid
         self.display = display
-        self.rfbPort = display.rfbPort
+        switch endpoint {
+        case .unixSocket(let path): self.rfbSocket = path
+        case .tcp(let port): self.rfbPort = port
+        }
         self.pid = pid
         self.pidStartTicks = pidStartTicks
         self.executable = executable
@@ -76,12 +83,43 @@ public struct Session: Codable, Sendable, Equatable {
         self.password = password
     }
 
-    /// How to reach the session from another machine.
+    /// "socket /run/deskd/displays/3/rfb.sock" or "port 5903", for a sentence.
+    public var endpointDescription: String {
+        if let rfbSocket { return "socket \(rfbSocket)" }
+        return rfbPort.map { "port \($0)" } ?? "no endpoint"
+    }
+
+    /// Where a viewer on this host reaches the session.
+    public var endpoint: RFBEndpoint? {
+        if let rfbSocket { return .unixSocket(path: rfbSocket) }
+        return rfbPort.map(RFBEndpoint.tcp(port:))
+    }
+
+    /// How to reach the session from another machine: OpenSSH forwards a local port to the
+    /// session's socket (sshd connects as the logged-in owner, the only one who may), and any
+    /// viewer connects to that port. The local port is 5900+N by habit; any free one works.
     public func connectHints(host: String) -> ConnectHints {
-        ConnectHints(
-            sshTunnel: "ssh -L \(rfbPort):localhost:\(rfbPort) \(user)@\(host)",
-            viewer: "vncviewer localhost:\(rfbPort)"
+        let local = 5900 + display.number
+        let target = rfbSocket ?? "localhost:\(rfbPort ?? local)"
+        return ConnectHints(
+            sshTunnel: "ssh -L \(local):\(target) \(user)@\(host)",
+            viewer: "vncviewer localhost:\(local)"
         )
+    }
+}
+
+/// Where a session's Xvnc accepts viewers.
+public enum RFBEndpoint: Sendable, Equatable, CustomStringConvertible {
+    /// A Unix socket in the session directory (the default: no TCP port at all).
+    case unixSocket(path: String)
+    /// A TCP port (5900+N), on loopback or the configured address.
+    case tcp(port: Int)
+
+    public var description: String {
+        switch self {
+        case .unixSocket(let path): path
+        case .tcp(let port): "TCP port \(port)"
+        }
     }
 }
 

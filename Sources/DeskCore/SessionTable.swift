@@ -31,6 +31,8 @@ public enum SessionTable {
     /// after the widths are measured, so escape codes never skew the alignment.
     public static func align(_ rows: [[String]], style: (_ row: Int, _ column: Int, _ padded: String) -> String = { $2 }) -> String {
         guard let width = rows.first?.count else { return "" }
+        // Names come from NSS and requests: no cell may carry a control sequence to the terminal.
+        let rows = rows.map { $0.map { TerminalText.escape($0) } }
         let widths = (0..<width).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.enumerated().map { index, row in
             row.enumerated().map { column, cell in

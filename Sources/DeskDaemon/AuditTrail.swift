@@ -2,24 +2,31 @@ import DeskCore
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// The audit trail: one JSON line per state-changing request in `<state>/audit.log`,
 /// root-only (0600). Appends are single write(2)s with O_APPEND, so lines never interleave.
-/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped).
+/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped), so refused
+/// requests are rate-limited per caller (`RefusalLimiter`) and every field is capped: no user
+/// can flush the entries that matter out of the trail with requests that fail.
 final class AuditTrail: Sendable {
     let path: String
     let rotateBytes: Int
     private let logger: Logger
     private let lock = NSLock()
+    private let refusals: Mutex<RefusalLimiter>
 
-    init(path: String, rotateBytes: Int = 16 << 20, logger: Logger) {
+    init(path: String, rotateBytes: Int = 16 << 20, refusalsPerMinute: Int = 30, logger: Logger) {
         self.path = path
         self.rotateBytes = rotateBytes
         self.logger = logger
+        self.refusals = Mutex(RefusalLimiter(perMinute: refusalsPerMinute))
     }
 
     func record(_ entry: AuditEntry) {
-        guard var line = try? JSONEncoder.desk.encode(entry) else { return }
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        guard let admitted = refusals.withLock({ $0.admit(entry.capped(), now: now) }),
+              var line = try? JSONEncoder.desk.encode(admitted) else { return }
         line.append(UInt8(ascii: "\n"))
         lock.withLock {
             var info = stat()

@@ -71,6 +71,9 @@ public enum ConfigurationFile {
         if exposure.securityTypes.contains("X509Vnc") && (exposure.tlsCertificate == nil || exposure.tlsKey == nil) {
             return ("network", "security_types", "network.security_types has X509Vnc, which needs network.tls_certificate and network.tls_key; set both or drop X509Vnc.")
         }
+        if exposure.tlsCertificate != nil && !exposure.usesTCP {
+            return ("network", "tls_certificate", "network.tls_certificate is set but network.listen is \"unix\", where viewers come through ssh and TLS adds nothing; set listen to an address or drop the certificate.")
+        }
         if (exposure.tlsCertificate == nil) != (exposure.tlsKey == nil) {
             return ("network", exposure.tlsCertificate == nil ? "tls_key" : "tls_certificate", "network.tls_certificate and network.tls_key go together; set both or neither.")
         }
@@ -144,10 +147,12 @@ public enum ConfigurationFile {
         "network": [
             "listen": { c, v throws(Reason) in
                 let text = try string(v)
-                guard text == "localhost" || text == "loopback" || isIPv4(text) else {
-                    throw Reason("must be \"loopback\" or an IPv4 address such as \"0.0.0.0\", not \"\(text)\"")
+                switch text {
+                case "unix": c.vncExposure.listen = .unixSocket
+                case "loopback", "localhost", "127.0.0.1": c.vncExposure.listen = .loopback
+                case _ where isIPv4(text): c.vncExposure.listen = .address(text)
+                default: throw Reason("must be \"unix\", \"loopback\" or an IPv4 address such as \"0.0.0.0\", not \"\(text)\"")
                 }
-                c.vncExposure.listenAddress = text == "loopback" || text == "localhost" ? nil : text
             },
             "security_types": { c, v throws(Reason) in
                 let types = try strings(v)

@@ -116,21 +116,35 @@ public struct ControlHandler: Sendable {
                 throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
             }
             let entries = audit.entries(visibleTo: caller, since: request.since.map(Date.init(timeIntervalSince1970:)), user: request.user)
-            return Response(history: Array(entries.suffix(Self.historyLimit)))
+            return Response(history: Self.newest(entries, count: Self.historyLimit, bytes: Self.historyReplyBytes))
         }
     }
 
     /// The newest entries a history reply carries; older ones stay in the file for root to read.
     static let historyLimit = 2000
+    /// And at most this much JSON, so one reply never holds more than a bounded buffer.
+    static let historyReplyBytes = 1 << 20
 
-    /// Root and members of the admin group are admins; group membership comes from the
-    /// account database for the peer's uid, not from anything the peer sent.
+    /// The newest entries that fit both caps, oldest first.
+    static func newest(_ entries: [AuditEntry], count: Int, bytes: Int) -> [AuditEntry] {
+        let encoder = JSONEncoder.desk
+        var kept: [AuditEntry] = []
+        var total = 0
+        for entry in entries.reversed().prefix(count) {
+            total += ((try? encoder.encode(entry))?.count ?? 0) + 1
+            guard total <= bytes else { break }
+            kept.append(entry)
+        }
+        return kept.reversed()
+    }
+
+    /// Root and members of the admin group are admins. Membership comes from the account
+    /// database for the peer's uid alone: not from the peer's gid, which a `newgrp` or `sg`
+    /// shell (or a setgid program) can make the admin group's long after the user left it.
     func caller(_ peer: PeerCredentials, adminGroup: String) -> Caller {
         let account = UserAccount.withUID(peer.uid)
         // Root is admin without a look at the group database.
-        let isAdmin = peer.uid == 0 || GroupDirectory.gid(named: adminGroup).map { gid in
-            peer.gid == gid || (account?.groups.contains(gid) ?? false)
-        } ?? false
+        let isAdmin = peer.uid == 0 || (GroupDirectory.gid(named: adminGroup).map { gid in account?.groups.contains(gid) ?? false } ?? false)
         return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin)
     }
 }

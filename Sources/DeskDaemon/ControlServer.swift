@@ -14,8 +14,10 @@ public struct ControlServer: Service {
     let socketPath: String
     let handler: ControlHandler
     let logger: Logger
-    /// A client has this long to send its request.
+    /// A client has this long to send its request, and this long to take the reply: one that
+    /// never reads cannot hold its connection slot (or the reply's buffer) for ever.
     let readDeadline: Duration = .seconds(5)
+    let writeDeadline: Duration = .seconds(10)
     let connections: ConnectionGate
     /// Called once the socket accepts connections (systemd readiness, tests).
     let onListening: @Sendable () -> Void
@@ -86,7 +88,7 @@ public struct ControlServer: Service {
                 case .success(let bytes): reply = await handler.handle(bytes, from: peer)
                 case .failure(let error): reply = Response(error: error)
                 }
-                try await Self.write(reply, to: outbound)
+                try await write(reply, to: outbound)
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["peer.uid": "\(peer.uid)", "error": "\(error)"])
@@ -97,15 +99,24 @@ public struct ControlServer: Service {
     private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ error: DeskError, peer: PeerCredentials) async {
         logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"])
         try? await connection.executeThenClose { _, outbound in
-            try await Self.write(Response(error: error), to: outbound)
+            try await write(Response(error: error), to: outbound)
         }
     }
 
-    /// One reply: a JSON object and a newline.
-    private static func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+    /// One reply: a JSON object and a newline, written within the write deadline.
+    private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
         var data = try JSONEncoder.desk.encode(response)
         data.append(UInt8(ascii: "\n"))
-        try await outbound.write(ByteBuffer(bytes: data))
+        let buffer = ByteBuffer(bytes: data)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await outbound.write(buffer) }
+            group.addTask { [writeDeadline] in
+                try await Task.sleep(for: writeDeadline)
+                throw ChannelError.outputClosed
+            }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Reads up to the first newline (or the end), within the size cap and the read deadline.

@@ -1,4 +1,5 @@
 import DeskCore
+import DeskLinux
 
 /// Everything deskd can be told. Defaults are built in, so no file is needed;
 /// /etc/deskd/deskd.toml (Templates/deskd.toml documents every key) and flags override them.
@@ -48,23 +49,31 @@ public struct DaemonConfiguration: Sendable {
     /// PATH inside sessions.
     public var sessionPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
 
-    /// Where Xvnc listens for viewers: loopback only unless the admin names an address.
+    /// Where Xvnc listens for viewers: its own Unix socket unless the admin turns TCP on.
     public var vncExposure = VNCExposure()
 
     public init() {}
 
     public var sessionRecordsDirectory: String { runtimeDirectory + "/sessions" }
-    public var sessionDirectoriesRoot: String { runtimeDirectory + "/displays" }
+    public var sessionDirectories: SessionDirectories { SessionDirectories(runtimeDirectory: runtimeDirectory) }
     public var auditLogPath: String { stateDirectory + "/audit.log" }
 }
 
-/// How far Xvnc's RFB port reaches, and what a viewer must do to get in.
+/// Where Xvnc accepts viewers, and what a viewer must do to get in.
 public struct VNCExposure: Sendable, Equatable {
-    /// nil: 127.0.0.1 only (viewers come through an ssh tunnel). Otherwise the address
-    /// Xvnc binds ("0.0.0.0" for every interface).
-    public var listenAddress: String?
-    /// Xvnc's -SecurityTypes. "None" is never accepted: on a shared host every local user
-    /// reaches loopback, so an unauthenticated desktop is everyone's desktop.
+    public enum Listen: Sendable, Equatable {
+        /// No TCP port at all: a Unix socket in the session directory, the owner's alone.
+        /// Viewers come through OpenSSH's socket forwarding. The default.
+        case unixSocket
+        /// TCP on 127.0.0.1, port 5900+N: every local user can reach it and try the password.
+        case loopback
+        /// TCP on this IPv4 address ("0.0.0.0": every interface).
+        case address(String)
+    }
+
+    public var listen = Listen.unixSocket
+    /// Xvnc's -SecurityTypes. "None" is never accepted: a desktop without authentication is
+    /// anyone's who reaches it.
     public var securityTypes = ["VncAuth"]
     public var tlsCertificate: String?
     public var tlsKey: String?
@@ -73,18 +82,33 @@ public struct VNCExposure: Sendable, Equatable {
 
     public init() {}
 
-    public var isLoopbackOnly: Bool { listenAddress == nil || listenAddress == "127.0.0.1" || listenAddress == "localhost" }
+    public var usesTCP: Bool { listen != .unixSocket }
 
-    /// Where deskd itself reaches Xvnc for readiness checks and probes.
-    public var reachableAddress: String { isLoopbackOnly || listenAddress == "0.0.0.0" ? "127.0.0.1" : listenAddress! }
+    /// False only for TCP on an address beyond loopback.
+    public var isLoopbackOnly: Bool {
+        guard case .address(let address) = listen else { return true }
+        return address == "127.0.0.1"
+    }
+
+    /// Where deskd itself reaches Xvnc over TCP for readiness checks and probes.
+    public var reachableAddress: String {
+        guard case .address(let address) = listen, address != "0.0.0.0" else { return "127.0.0.1" }
+        return address
+    }
 
     /// Whether deskd can log in with the session password (VncAuth, plain or inside TLSVnc);
     /// an X509Vnc-only server would need the viewer's trust in the certificate.
     public var allowsPasswordProbe: Bool { securityTypes.contains("VncAuth") }
 
-    /// `tlsFiles`: the session's copies of the certificate and key (Xvnc runs as the user).
-    public func xvncArguments(tlsFiles: (certificate: String, key: String)?) -> [String] {
-        var arguments = isLoopbackOnly ? ["-localhost"] : ["-interface", listenAddress!]
+    /// Xvnc's listening and security options. `unixSocket`: the session's socket path;
+    /// `port`: its TCP port; `tlsFiles`: the session's copies of the certificate and key.
+    public func xvncArguments(unixSocket: String, port: Int, tlsFiles: (certificate: String, key: String)?) -> [String] {
+        var arguments: [String]
+        switch listen {
+        case .unixSocket: arguments = ["-rfbport", "-1", "-rfbunixpath", unixSocket, "-rfbunixmode", "0600"]
+        case .loopback: arguments = ["-rfbport", String(port), "-localhost"]
+        case .address(let address): arguments = ["-rfbport", String(port), "-interface", address]
+        }
         arguments += ["-SecurityTypes", securityTypes.joined(separator: ",")]
         if let tlsFiles {
             arguments += ["-X509Cert", tlsFiles.certificate, "-X509Key", tlsFiles.key]

@@ -20,8 +20,9 @@ public actor SessionManager {
     /// Displays with a start in flight, not yet in `records`, and the uid each is for.
     private var reserved: [Display: UInt32] = [:]
     private var startRate: StartRateLimiter?
-    /// Session ids being torn down, so exit notifications during a kill do not tear down twice.
-    private var terminating: Set<String> = []
+    /// Teardowns in flight by session id: a second kill, or Xvnc's exit noticed during a kill,
+    /// waits for the one teardown instead of starting another.
+    private var teardowns: [String: Task<Void, Never>] = [:]
     /// Session ids whose last probe got no complete handshake.
     private var failedProbes: Set<String> = []
 
@@ -40,6 +41,13 @@ public actor SessionManager {
     private var templates: TemplateLibrary { TemplateLibrary(directories: configuration.templateDirectories) }
     private var policy: AccessPolicy { AccessPolicy(minimumUID: configuration.minimumUID) }
     private var allocator: DisplayAllocator { DisplayAllocator(range: configuration.displayRange) }
+    private var directories: SessionDirectories { configuration.sessionDirectories }
+
+    /// The directory of a session: by id, or where an older deskd put it.
+    private func directory(of record: SessionRecord) -> SessionDirectory {
+        record.directory.map(SessionDirectory.init(path:))
+            ?? SessionDirectory(path: directories.displays + "/\(record.session.display.number)")
+    }
 
     /// Takes a reloaded configuration for everything that follows: limits, templates, idle
     /// policy, Xvnc options for new sessions. Where things live (socket, directories) cannot
@@ -141,9 +149,17 @@ public actor SessionManager {
         // Another X server can win a display between our look and Xvnc's own lock: then try the next.
         var tried: Set<Display> = []
         while true {
-            let snapshot = DisplaySnapshot.take()
+            // Lock files are anyone's to plant; reading them (bounded as they are) is no work for the actor.
+            let snapshot = await onDedicatedThread { DisplaySnapshot.take() }
+            var planted: [(Display, String)] = []
             let display = try allocator.choose(requested: requested, skipping: tried) { display in
-                records[display] != nil || reserved[display] != nil ? .heldByDeskd : snapshot.occupancy(of: display)
+                if records[display] != nil || reserved[display] != nil { return .heldByDeskd }
+                let occupancy = snapshot.occupancy(of: display)
+                if case .unusableLock(let what) = occupancy { planted.append((display, what)) }
+                return occupancy
+            }
+            for (skipped, what) in planted {
+                logger.notice("display skipped: its lock file is not an X server's", metadata: ["session.display": "\(skipped)", "lock": "\(what)"])
             }
             reserved[display] = account.uid
             do {
@@ -171,6 +187,7 @@ public actor SessionManager {
 
     private enum Readiness: Sendable {
         case answered, exited, timedOut
+        case impostor(String)
     }
 
     private enum LaunchError: Error {
@@ -211,7 +228,7 @@ public actor SessionManager {
                         geometry: Geometry, depth: Int, caller: Caller, timings: StartTimings, userXstartup: Bool) async throws -> Session {
         var timings = timings
         let id = Self.newSessionID()
-        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        let directory = directories.directory(for: id)
         var xstartup: String
         do {
             xstartup = try template.render([
@@ -223,22 +240,31 @@ public actor SessionManager {
 
         XLockFile.reclaim(display)
         let password = SessionPassword.generate()
-        let logs = try directory.create(owner: account.uid, group: account.gid,
-                                        password: VNCPasswordFile.encode(password: password), xstartup: xstartup,
-                                        tls: try tlsMaterial())
+        let logs = try directory.create(owner: account.uid, group: account.gid, contents: .init(
+            password: VNCPasswordFile.encode(password: password),
+            xauthority: XAuthority.generate().fileContents(for: display),
+            xstartup: xstartup, tls: try tlsMaterial()
+        ))
         defer { close(logs.xvncLog); close(logs.desktopLog) }
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
         let environment = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
-            "PATH": configuration.sessionPath, "DISPLAY": display.description, ProcessSweep.markerKey: id,
+            "PATH": configuration.sessionPath, "DISPLAY": display.description, "XAUTHORITY": directory.xauthority,
+            ProcessSweep.markerKey: id,
         ]
+        let exposure = configuration.vncExposure
+        // What the owner is told (the display's stable path), and what deskd itself connects to
+        // (the session's own directory, which no later session can take over).
+        let advertised: RFBEndpoint = exposure.usesTCP ? .tcp(port: display.rfbPort) : .unixSocket(path: directories.rfbSocket(for: display))
+        let endpoint: RFBEndpoint = exposure.usesTCP ? advertised : .unixSocket(path: directory.rfbSocket)
         var record = SessionRecord(
             session: Session(
-                id: id, user: account.name, uid: account.uid, gid: account.gid, display: display, pid: 0,
+                id: id, user: account.name, uid: account.uid, gid: account.gid, display: display, endpoint: advertised, pid: 0,
                 pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
                 desktop: template.name, geometry: geometry, depth: depth
             ),
-            cgroup: cgroup?.path
+            cgroup: cgroup?.path,
+            directory: directory.path
         )
 
         timings.mark("prepared")
@@ -247,7 +273,7 @@ public actor SessionManager {
             xvnc = try SessionLauncher.launch(.init(
                 executable: configuration.xvncPath,
                 arguments: xvncArguments(display: display, geometry: geometry, depth: depth, directory: directory, user: account.name),
-                account: account, environment: environment, logFD: logs.xvncLog, cgroup: cgroup
+                account: account, environment: environment, logFD: logs.xvncLog, cgroup: cgroup, umask: 0o077
             ))
         } catch {
             await tearDown(record, reason: "spawn failed")
@@ -255,16 +281,20 @@ public actor SessionManager {
         }
         record.session.pid = xvnc
 
-        // Ready means a real RFB handshake on the port: the port is open and Xvnc is serving.
-        // Polled every half millisecond on a thread of its own, so the actor stays free for
-        // other requests and the answer is not late by a scheduler tick.
+        // Ready means a real RFB handshake with this session's Xvnc, and no one else: the kernel
+        // must name Xvnc as the server before its greeting counts. Polled every half millisecond
+        // on a thread of its own, so the actor stays free and the answer is not late by a tick.
         timings.mark("spawned")
-        let host = configuration.vncExposure.reachableAddress, port = display.rfbPort, limit = configuration.startTimeout
+        let host = exposure.reachableAddress, limit = configuration.startTimeout
         let readiness = await onDedicatedThread { () -> Readiness in
             let deadline = ContinuousClock.now + limit
             while true {
                 if !ProcFS.isAlive(xvnc) { return .exited }
-                if case .answered = RFBHandshake.attempt(host: host, port: port, timeoutMilliseconds: 500) { return .answered }
+                switch RFBHandshake.attempt(endpoint, host: host, xvnc: xvnc, timeoutMilliseconds: 500) {
+                case .answered: return .answered
+                case .impostor(let what): return .impostor(what)
+                case .refused, .silent: break
+                }
                 if ContinuousClock.now > deadline { return .timedOut }
                 usleep(500)
             }
@@ -272,6 +302,10 @@ public actor SessionManager {
         switch readiness {
         case .answered:
             break
+        case .impostor(let what):
+            await tearDown(record, reason: "endpoint held by another process")
+            logger.warning("session endpoint held by another process; start refused", metadata: metadata(record.session).merging(["endpoint.holder": "\(what)"]) { $1 })
+            throw LaunchError.failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."))
         case .exited:
             let lines = directory.tail(of: directory.xvncLog)
             await tearDown(record, reason: "xvnc exited during start")
@@ -286,6 +320,10 @@ public actor SessionManager {
         timings.mark("ready")
         record.session.pidStartTicks = ProcFS.process(xvnc)?.startTicks ?? 0
         record.session.executable = ProcFS.executable(of: xvnc) ?? configuration.xvncPath
+        do { try directories.publish(display, sessionID: id) } catch {
+            await tearDown(record, reason: "display link failed")
+            throw LaunchError.failed(DeskError(.internalError, "could not link \(directories.displays)/\(display.number) to the session: \(error)."))
+        }
 
         record.session.state = .ready
         records[display] = record
@@ -311,7 +349,7 @@ public actor SessionManager {
 
     private func startDesktop(_ spec: SessionLauncher.Spec, sessionID: String, display: Display) async {
         defer { close(spec.logFD) }
-        guard let record = records[display], record.session.id == sessionID, !terminating.contains(sessionID) else { return }
+        guard let record = records[display], record.session.id == sessionID, teardowns[sessionID] == nil else { return }
         do {
             let pid = try SessionLauncher.launch(spec)
             records[display]?.session.desktopPid = pid
@@ -337,7 +375,9 @@ public actor SessionManager {
         let exposure = configuration.vncExposure
         return [
             display.description,
-            "-rfbport", String(display.rfbPort),
+            // X clients must show the session's cookie: without -auth, every local user could
+            // open the display, read the screen and type into it.
+            "-auth", directory.xauthority,
             "-nolisten", "tcp",
             "-rfbauth", directory.passwordFile,
             "-geometry", geometry.description,
@@ -345,7 +385,8 @@ public actor SessionManager {
             "-desktop", "\(user)'s desktop (\(display))",
             "-AlwaysShared",
         ]
-        + exposure.xvncArguments(tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
+        + exposure.xvncArguments(unixSocket: directory.rfbSocket, port: display.rfbPort,
+                                 tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
         + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
         + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
     }
@@ -417,7 +458,7 @@ public actor SessionManager {
         }
         let session = record.session
         guard policy.mayAct(caller, onSessionOf: session.uid) else { throw AccessPolicy.notYours(display, action: "change the password of") }
-        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        let directory = directory(of: record)
         let fresh = SessionPassword.generate()
         let bytes: [UInt8]
         if viewOnly {
@@ -440,18 +481,27 @@ public actor SessionManager {
 
     // MARK: Viewers, health, reaping
 
-    /// Updates viewer counts, idle times and health from the kernel: one read of the TCP table
-    /// for every session (a viewer is an established connection to the session's RFB port),
-    /// and Xvnc's run state in /proc (a stopped Xvnc answers nobody). Cheap enough to run every second.
+    /// Updates viewer counts, idle times and health from the kernel: one sock_diag dump for every
+    /// session (a viewer is an established connection to the session's RFB socket, which an
+    /// accepted Unix connection names, or to its TCP port), and Xvnc's run state in /proc (a
+    /// stopped Xvnc answers nobody). Cheap enough to run every second.
     public func refresh(now: Date = Date()) {
         guard !records.isEmpty else { return }
-        var viewers: [Int: Int] = [:]
-        for socket in ProcFS.tcpSockets(states: [ProcFS.TCPSocket.established]) {
-            viewers[socket.localPort, default: 0] += 1
+        var viewers: [String: Int] = [:]
+        if records.values.contains(where: { $0.session.rfbSocket != nil }) {
+            for socket in ProcFS.unixSockets(states: [ProcFS.UnixSocket.established]) where !socket.name.isEmpty {
+                viewers[socket.name, default: 0] += 1
+            }
+        }
+        if records.values.contains(where: { $0.session.rfbPort != nil }) {
+            for socket in ProcFS.tcpSockets(states: [ProcFS.TCPSocket.established]) {
+                viewers["tcp:\(socket.localPort)", default: 0] += 1
+            }
         }
         for (display, record) in records {
             var session = record.session
-            let clients = viewers[session.rfbPort] ?? 0
+            let key = session.rfbPort.map { "tcp:\($0)" } ?? directory(of: record).rfbSocket
+            let clients = viewers[key] ?? 0
             if session.clients > 0 && clients == 0 { session.lastClientAt = now }
             if clients > 0 { session.lastClientAt = nil }
             session.clients = clients
@@ -473,9 +523,9 @@ public actor SessionManager {
     }
 
     /// Displays in range held by X servers deskd did not start: never touched, never allocated over.
-    public func foreignDisplays(caller: Caller) -> [ForeignDisplay] {
+    public func foreignDisplays(caller: Caller) async -> [ForeignDisplay] {
         guard caller.isAdmin else { return [] }
-        let snapshot = DisplaySnapshot.take()
+        let snapshot = await onDedicatedThread { DisplaySnapshot.take() }
         return configuration.displayRange.map(Display.init).compactMap { display in
             guard records[display] == nil, reserved[display] == nil else { return nil }
             let occupancy = snapshot.occupancy(of: display)
@@ -516,41 +566,53 @@ public actor SessionManager {
         return reaped
     }
 
-    /// A real RFB handshake with the session's Xvnc, authenticated with the session's own
-    /// password (read back from its password file). A server that accepts TCP but does not
-    /// answer within `timeoutSeconds` is marked unresponsive.
+    /// A real RFB session with the session's Xvnc: deskd's own client, authenticated with the
+    /// session's password (read back from its password file), up to a framebuffer update. It
+    /// connects only once the kernel says the endpoint is Xvnc's, so a squatter never sees a
+    /// password response. A server that does not answer within `timeoutSeconds` is unresponsive.
     public func probe(_ display: Display, caller: Caller, timeoutSeconds: Int) async throws(DeskError) -> ProbeReport {
         let session = try show(display, caller: caller)
-        let directory = SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(display.number)")
+        guard let record = records[display] else { throw DeskError(.noSuchSession, "display \(display) ended while it was being probed.") }
+        let directory = directory(of: record)
         let password = directory.readPasswordFile().flatMap(VNCPasswordFile.decode)
-        let port = session.rfbPort
+        let endpoint: RFBEndpoint = session.rfbPort.map(RFBEndpoint.tcp(port:)) ?? .unixSocket(path: directory.rfbSocket)
         let host = configuration.vncExposure.reachableAddress
         let passwordProbe = configuration.vncExposure.allowsPasswordProbe
-        let report = await onDedicatedThread { () -> ProbeReport in
+        let xvnc = session.pid
+        let outcome = await onDedicatedThread { () -> Result<ProbeReport, RFBClient.Failure> in
             let start = ContinuousClock.now
-            // Our own bounded handshake first: libvncclient's timeouts do not cover every read.
-            guard case .answered(let version, _) = RFBHandshake.attempt(host: host, port: port, timeoutMilliseconds: Int32(timeoutSeconds * 1000)) else {
-                return ProbeReport(display: display, answered: false)
-            }
-            guard passwordProbe else {
+            do {
+                let client = try RFBClient.connect(endpoint, host: host, xvnc: xvnc, timeout: .seconds(timeoutSeconds))
+                let greeting = try client.greet()
+                let version = greeting.version.dropFirst(4).split(separator: ".").compactMap { Int($0) }.map(String.init).joined(separator: ".")
                 // TLS with a certificate only: the server answering its handshake is all deskd can check.
-                return ProbeReport(display: display, answered: true, protocolVersion: version.dropFirst(4).split(separator: ".").compactMap { Int($0) }.map(String.init).joined(separator: "."),
-                                   roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start))
+                guard passwordProbe else {
+                    return .success(ProbeReport(display: display, answered: true, protocolVersion: version, roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start)))
+                }
+                try client.authenticate(greeting, password: password)
+                let server = try client.initialise()
+                try client.refreshOnePixel(server)
+                return .success(ProbeReport(
+                    display: display, answered: true, protocolVersion: version, desktopName: server.desktopName,
+                    width: server.width, height: server.height, roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start)
+                ))
+            } catch {
+                return .failure(error as? RFBClient.Failure ?? .silent)
             }
-            guard let connection = try? VNCConnection(host: host, port: port, password: password, timeoutSeconds: UInt32(timeoutSeconds)) else {
-                return ProbeReport(display: display, answered: false)
-            }
-            defer { connection.close() }
-            let refreshed = connection.refresh(timeoutMicroseconds: UInt32(timeoutSeconds) * 1_000_000)
-            return ProbeReport(
-                display: display, answered: refreshed != nil, protocolVersion: connection.info.protocolVersion,
-                desktopName: connection.info.desktopName, width: connection.info.width, height: connection.info.height,
-                roundTripMilliseconds: Self.milliseconds(ContinuousClock.now - start)
-            )
         }
-        if report.answered { failedProbes.remove(session.id) } else { failedProbes.insert(session.id) }
-        refresh()
-        return report
+        switch outcome {
+        case .success(let report):
+            failedProbes.remove(session.id)
+            refresh()
+            return report
+        case .failure(.impostor(let what)):
+            logger.warning("session endpoint held by another process", metadata: metadata(session).merging(["endpoint.holder": "\(what)"]) { $1 })
+            throw DeskError(.displayBusy, "display \(display) was not probed: \(what); deskd sent it nothing. Kill the session (deskctl kill \(display)) and start a new one.")
+        case .failure:
+            failedProbes.insert(session.id)
+            refresh()
+            return ProbeReport(display: display, answered: false)
+        }
     }
 
     private static func milliseconds(_ duration: Duration) -> Double {
@@ -575,7 +637,7 @@ public actor SessionManager {
     }
 
     private func processExited(sessionID: String, role: String) async {
-        guard !terminating.contains(sessionID),
+        guard teardowns[sessionID] == nil,
               let record = records.values.first(where: { $0.session.id == sessionID }) else { return }
         if role == "desktop" && !configuration.desktopExitEndsSession {
             logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: metadata(record.session))
@@ -585,16 +647,28 @@ public actor SessionManager {
         await tearDown(record, reason: "\(role) exited")
     }
 
-    /// Ends everything of a session and removes its traces: SIGTERM to every process, SIGKILL
-    /// after the grace period, then the cgroup, the lock and socket Xvnc left, the runtime
-    /// directory and the record. Safe to call for a session that is half started or already gone.
+    /// Ends everything of a session and removes its traces. One teardown per session id: a
+    /// second caller (two kills at once, an exit noticed during a kill) waits for the first.
     private func tearDown(_ record: SessionRecord, reason: String) async {
-        let session = record.session
-        terminating.insert(session.id)
-        defer {
-            terminating.remove(session.id)
-            failedProbes.remove(session.id)
+        let id = record.session.id
+        if let running = teardowns[id] {
+            await running.value
+            return
         }
+        let task = Task { await self.performTearDown(record, reason: reason) }
+        teardowns[id] = task
+        await task.value
+        teardowns[id] = nil
+    }
+
+    /// SIGTERM to every process, SIGKILL after the grace period, then the cgroup, the lock and
+    /// socket Xvnc left, the session directory, the display link and the record. Everything is
+    /// found by the session's id (its cgroup, its directory, its record) or checked against it
+    /// (the lock must name its Xvnc, the link must point at its directory), so a newer session
+    /// on the same display is never touched. Safe for a session half started or already gone.
+    private func performTearDown(_ record: SessionRecord, reason: String) async {
+        let session = record.session
+        defer { failedProbes.remove(session.id) }
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [pid_t] = {
             if let cgroup, cgroup.exists { return cgroup.pids }
@@ -619,11 +693,16 @@ public actor SessionManager {
         cgroup?.remove()
         // Reap what is deskd's own child and was never watched (a start that failed early).
         for pid in [session.pid, session.desktopPid ?? 0] where pid > 0 { waitpid(pid, nil, WNOHANG) }
-        XLockFile.reclaim(session.display)
-        SessionDirectory(path: configuration.sessionDirectoriesRoot + "/\(session.display.number)").remove()
+        if session.pid > 0 { XLockFile.release(session.display, ownedBy: session.pid) }
+        directories.unpublish(session.display, sessionID: session.id)
+        // An older deskd's directory sits at displays/<n>; once that is a link, it is a newer session's.
+        var info = stat()
+        if record.directory != nil || (lstat(directory(of: record).path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) {
+            directory(of: record).remove()
+        }
+        store.remove(sessionID: session.id)
         if records[session.display]?.session.id == session.id {
             records[session.display] = nil
-            store.remove(session.display)
         }
         logger.info("session ended", metadata: metadata(session).merging(["session.reason": "\(reason)"]) { $1 })
     }

@@ -3,21 +3,26 @@ import DeskLinux
 import Foundation
 import Glibc
 
-/// What deskd persists per session: the session and where its processes live.
+/// What deskd persists per session: the session and where its processes and files live.
 struct SessionRecord: Codable, Sendable {
     var session: Session
     /// The session's cgroup, if it has one.
     var cgroup: String?
+    /// The session's directory (`<runtime>/by-id/<id>`). nil in records of an older deskd,
+    /// whose directories were `<runtime>/displays/<n>`.
+    var directory: String?
 }
 
-/// One JSON file per session under `<state>/sessions`, written atomically (temp file + rename),
-/// so a daemon killed mid-write leaves the old record or the new one, never half of one.
+/// One JSON file per session, `<runtime>/sessions/<id>.json`, written atomically (temp file +
+/// rename), so a daemon killed mid-write leaves the old record or the new one, never half of one.
+/// Keyed by session id, not display: removing an ended session's record can never remove the
+/// record of a newer session on the same display.
 struct SessionStore: Sendable {
     let directory: String
 
     func save(_ record: SessionRecord) throws {
         let data = try JSONEncoder.desk.encode(record)
-        let path = url(for: record.session.display).path
+        let path = self.path(for: record.session.id)
         let temporary = path + ".tmp"
         // Root's own directory (0700): a fixed temporary name is safe, and rename is atomic.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -30,29 +35,40 @@ struct SessionStore: Sendable {
         }
     }
 
-    func remove(_ display: Display) {
-        try? FileManager.default.removeItem(at: url(for: display))
+    func remove(sessionID: String) {
+        unlink(path(for: sessionID))
     }
 
     /// Every readable record; unreadable ones are reported so the caller can log and drop them.
+    /// A record under another name (an older deskd named them by display) is moved to its id's.
     func loadAll() -> (records: [SessionRecord], unreadable: [String]) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var records: [SessionRecord] = []
         var unreadable: [String] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = directory + "/" + name
-            if let data = FileManager.default.contents(atPath: path),
-               let record = try? JSONDecoder.desk.decode(SessionRecord.self, from: data) {
-                records.append(record)
-            } else {
+            guard case .contents(let bytes, _, _) = UntrustedFile.read(path, limit: 1 << 20),
+                  let record = try? JSONDecoder.desk.decode(SessionRecord.self, from: Data(bytes)),
+                  Self.isSessionID(record.session.id)
+            else {
                 unreadable.append(path)
-                try? FileManager.default.removeItem(atPath: path)
+                unlink(path)
+                continue
             }
+            if name != record.session.id + ".json" {
+                rename(path, self.path(for: record.session.id))
+            }
+            records.append(record)
         }
         return (records, unreadable)
     }
 
-    private func url(for display: Display) -> URL {
-        URL(fileURLWithPath: directory).appendingPathComponent("\(display.number).json")
+    /// 32 lowercase hex digits, as `SessionManager` makes them: safe in a path and a cgroup name.
+    static func isSessionID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    private func path(for sessionID: String) -> String {
+        directory + "/" + sessionID + ".json"
     }
 }

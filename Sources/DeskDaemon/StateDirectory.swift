@@ -8,7 +8,9 @@ enum StateDirectory {
         for (path, mode) in [(configuration.runtimeDirectory, mode_t(0o755)),
                              (configuration.stateDirectory, 0o700),
                              (configuration.sessionRecordsDirectory, 0o700),
-                             (configuration.sessionDirectoriesRoot, 0o755)] {
+                             // Users traverse by-id to reach their own 0700 directory, and list displays.
+                             (configuration.sessionDirectories.byID, 0o711),
+                             (configuration.sessionDirectories.displays, 0o755)] {
             if mkdir(path, mode) != 0 && errno != EEXIST { throw OSError("mkdir", path: path) }
             var info = stat()
             guard lstat(path, &info) == 0 else { throw OSError("stat", path: path) }

@@ -19,6 +19,7 @@ public struct DisplaySnapshot: Sendable {
         switch XLockFile.read(display) {
         case .live(let pid): return .liveLock(pid: pid)
         case .stale(let pid): return .staleLock(pid: pid)
+        case .unusable(let what): return .unusableLock(what)
         case .absent: break
         }
         if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath) {
@@ -32,32 +33,58 @@ public struct DisplaySnapshot: Sendable {
 }
 
 /// The X server's own lock, `/tmp/.X<n>-lock`: its pid as ten characters and a newline.
+///
+/// Any user can create this file first, as anything: a FIFO (an open without O_NONBLOCK would
+/// wait forever for a writer), a socket, a symlink to a file of root's, a file with a lease.
+/// It is read only through `UntrustedFile`, and whatever is not an X server's regular lock
+/// makes the display unusable, never deskd.
 public enum XLockFile {
     public enum Status: Equatable {
         case absent
         case live(pid: pid_t)
         /// The pid is dead, or the file is unreadable garbage no X server wrote.
         case stale(pid: pid_t?)
+        /// Not a lock an X server wrote: what it is, with its path, for a log line and `list --all`.
+        case unusable(String)
     }
 
+    /// An X server writes 11 bytes; anything much larger was not written by one.
+    static let sizeLimit = 64
+
     public static func read(_ display: Display) -> Status {
-        guard let bytes = ProcFS.read(display.lockPath, limit: 64) else {
-            // A lock we cannot open (but that exists) is someone's: treat it as live and leave it be.
-            return access(display.lockPath, F_OK) == 0 ? .live(pid: 0) : .absent
+        let bytes: [UInt8]
+        switch UntrustedFile.read(display.lockPath, limit: sizeLimit) {
+        case .missing: return .absent
+        case .refused(let why): return .unusable("\(display.lockPath) \(why)")
+        case .contents(let contents, _, _): bytes = contents
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \n")
+        // A regular file without a pid (a half-written lock, or planted garbage) is removed like a
+        // stale one: unlinking a regular file in sticky /tmp harms no one.
         guard let pid = pid_t(text), pid > 0 else { return .stale(pid: nil) }
         // Like the X server: a pid we may not signal (EPERM) is alive.
         if kill(pid, 0) == 0 || errno == EPERM, ProcFS.isAlive(pid) { return .live(pid: pid) }
         return .stale(pid: pid)
     }
 
-    /// Removes a stale lock and the dead server's socket. Both live in sticky /tmp, where only
-    /// root or the owner may unlink; unlink never follows a symlink, so this is safe as root.
+    /// Removes a stale lock and the dead server's socket before a start. Both live in sticky
+    /// /tmp, where only root or the owner may unlink; unlink never follows a symlink.
     public static func reclaim(_ display: Display) {
         guard case .stale = read(display) else { return }
+        removeLockAndSocket(display)
+    }
+
+    /// After a session ends: removes the lock and socket only if the lock names `pid` (the
+    /// session's own Xvnc) and that process is gone, so a newer X server on the same display,
+    /// deskd's or anyone's, keeps its files.
+    public static func release(_ display: Display, ownedBy pid: pid_t) {
+        guard case .stale(let stale) = read(display), stale == pid else { return }
+        removeLockAndSocket(display)
+    }
+
+    private static func removeLockAndSocket(_ display: Display) {
         unlink(display.lockPath)
-        if !DisplaySnapshot.take().listeningUnixPaths.contains(display.socketPath) {
+        if !ProcFS.listeningUnixSocketPaths().contains(display.socketPath) {
             unlink(display.socketPath)
         }
     }

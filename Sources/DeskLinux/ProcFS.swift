@@ -90,6 +90,8 @@ public enum ProcFS {
         public let remotePort: Int
         public let state: UInt8
         public let inode: UInt64
+        /// Who created the socket.
+        public let uid: uid_t
     }
 
     /// TCP sockets (IPv4 and IPv6) in the given states, from the kernel's sock_diag netlink
@@ -107,7 +109,7 @@ public enum ProcFS {
                 if count < 0 { return procTCPSockets().filter { states.contains($0.state) } }
                 if count > capacity { capacity = count + 64; continue }
                 sockets += buffer.prefix(count).map {
-                    TCPSocket(localPort: Int($0.local_port), remotePort: Int($0.remote_port), state: $0.state, inode: UInt64($0.inode))
+                    TCPSocket(localPort: Int($0.local_port), remotePort: Int($0.remote_port), state: $0.state, inode: UInt64($0.inode), uid: $0.uid)
                 }
                 break
             }
@@ -124,9 +126,9 @@ public enum ProcFS {
                 guard columns.count > 9,
                       let local = columns[1].split(separator: ":").last, let localPort = Int(local, radix: 16),
                       let remote = columns[2].split(separator: ":").last, let remotePort = Int(remote, radix: 16),
-                      let state = UInt8(columns[3], radix: 16), let inode = UInt64(columns[9])
+                      let state = UInt8(columns[3], radix: 16), let uid = uid_t(columns[7]), let inode = UInt64(columns[9])
                 else { return nil }
-                return TCPSocket(localPort: localPort, remotePort: remotePort, state: state, inode: inode)
+                return TCPSocket(localPort: localPort, remotePort: remotePort, state: state, inode: inode, uid: uid)
             }
         }
     }
@@ -142,5 +144,53 @@ public enum ProcFS {
             paths.insert(String(columns[7]))
         }
         return paths
+    }
+
+    /// One Unix socket from sock_diag.
+    public struct UnixSocket: Sendable, Equatable {
+        public static let listen: UInt8 = 0x0A
+        public static let established: UInt8 = 0x01
+
+        public let inode: UInt64
+        public let peer: UInt64
+        public let state: UInt8
+        /// The bound path ("@name" for an abstract one); an accepted connection carries its listener's.
+        public let name: String
+    }
+
+    /// Unix sockets in the given states, from sock_diag (empty if the kernel has no unix_diag).
+    public static func unixSockets(states: Set<UInt8>) -> [UnixSocket] {
+        let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
+        var capacity = 512
+        while true {
+            var buffer = [deskd_unix_socket](repeating: deskd_unix_socket(), count: capacity)
+            let count = Int(deskd_unix_sockets(mask, &buffer, Int32(capacity)))
+            if count < 0 { return [] }
+            if count > capacity { capacity = count + 128; continue }
+            return buffer.prefix(count).map { entry in
+                let name = withUnsafeBytes(of: entry.name) { String(decoding: $0.prefix(Int(entry.name_length)), as: UTF8.self) }
+                return UnixSocket(inode: UInt64(entry.inode), peer: UInt64(entry.peer), state: entry.state, name: name)
+            }
+        }
+    }
+
+    /// The inodes of the sockets a process holds open (`socket:[N]` links in /proc/PID/fd).
+    public static func socketInodes(of pid: pid_t) -> Set<UInt64> {
+        let directory = "/proc/\(pid)/fd"
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var inodes = Set<UInt64>()
+        var buffer = [CChar](repeating: 0, count: 64)
+        while let entry = readdir(dir) {
+            let n = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self) { readlinkat(dirfd(dir), $0.baseAddress!, &buffer, buffer.count - 1) }
+            }
+            guard n > 9 else { continue }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if target.hasPrefix("socket:["), target.hasSuffix("]"), let inode = UInt64(target.dropFirst(8).dropLast()) {
+                inodes.insert(inode)
+            }
+        }
+        return inodes
     }
 }

@@ -1,12 +1,70 @@
+import DeskCore
 import Glibc
 
-/// A session's runtime directory, `<runtime>/displays/<n>`: the password file, the rendered
-/// xstartup, the logs and any TLS files, each owned by the session's user.
+/// Where session directories live: `<runtime>/by-id/<session id>/`, one per session, and
+/// `<runtime>/displays/<n>`, a root-owned symlink to the directory of the session that holds
+/// display n now. Users and their ssh tunnels use the stable display path
+/// (`ssh -L 5901:/run/deskd/displays/1/rfb.sock ...`); deskd itself only ever uses the id path,
+/// so tearing down a session can never touch the files of a newer session on the same display.
+public struct SessionDirectories: Sendable {
+    public let runtimeDirectory: String
+
+    public init(runtimeDirectory: String) {
+        self.runtimeDirectory = runtimeDirectory
+    }
+
+    public var byID: String { runtimeDirectory + "/by-id" }
+    public var displays: String { runtimeDirectory + "/displays" }
+
+    public func directory(for sessionID: String) -> SessionDirectory {
+        SessionDirectory(path: byID + "/" + sessionID)
+    }
+
+    /// The stable path of the session's RFB socket, through the display's link.
+    public func rfbSocket(for display: Display) -> String {
+        displays + "/\(display.number)/" + SessionDirectory.rfbSocketName
+    }
+
+    /// Points `displays/<n>` at the session, replacing whatever link was there (written under a
+    /// temporary name and renamed, so the path always resolves to one session or none).
+    public func publish(_ display: Display, sessionID: String) throws(OSError) {
+        let link = displays + "/\(display.number)"
+        let temporary = link + ".\(sessionID).tmp"
+        unlink(temporary)
+        guard symlink("../by-id/" + sessionID, temporary) == 0 else { throw OSError("symlink", path: temporary) }
+        guard rename(temporary, link) == 0 else {
+            let error = OSError("rename", path: link)
+            unlink(temporary)
+            // A directory left by an older deskd (sessions were once keyed by display): replace it.
+            if error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
+                SecureTree.remove(link)
+                if symlink("../by-id/" + sessionID, link) == 0 { return }
+            }
+            throw error
+        }
+    }
+
+    /// Removes `displays/<n>` if, and only if, it still points at `sessionID`.
+    public func unpublish(_ display: Display, sessionID: String) {
+        let link = displays + "/\(display.number)"
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = readlink(link, &buffer, buffer.count - 1)
+        guard n > 0, String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == "../by-id/" + sessionID else { return }
+        unlink(link)
+    }
+}
+
+/// A session's directory, `<runtime>/by-id/<id>`: the password file, the X authority, the
+/// rendered xstartup, the logs, any TLS files, and the RFB socket Xvnc binds there.
 ///
-/// Root never follows a path the user controls: the directory stays root-owned (0711), so the
-/// user can read and write their files but never rename, replace or symlink an entry; every
-/// file is created with O_EXCL|O_NOFOLLOW relative to the directory's descriptor, owned by the
-/// user and given its mode before a byte is written.
+/// The directory and everything in it are the session user's (the directory 0700, so no other
+/// user can even look up the socket, the files 0600): Xvnc, running as the user, must be able
+/// to bind its socket in it. Root builds it before handing it over: every file is created with
+/// O_EXCL|O_NOFOLLOW relative to the directory's descriptor, owned by the user and given its
+/// mode before a byte is written, and the directory is chowned last. From then on root reads
+/// the user's files only through `UntrustedFile`, writes only by descriptor-relative calls,
+/// connects to the socket only by O_PATH (`RFBClient`), and removes the tree without following
+/// a link (`SecureTree`). The user cannot rename or replace the directory itself: its parent is root's.
 public struct SessionDirectory: Sendable {
     public let path: String
 
@@ -14,32 +72,63 @@ public struct SessionDirectory: Sendable {
         self.path = path
     }
 
+    public static let rfbSocketName = "rfb.sock"
+
     public var passwordFile: String { path + "/passwd" }
+    public var xauthority: String { path + "/Xauthority" }
     public var xstartup: String { path + "/xstartup" }
     public var xvncLog: String { path + "/Xvnc.log" }
     public var desktopLog: String { path + "/desktop.log" }
+    public var rfbSocket: String { path + "/" + Self.rfbSocketName }
 
     public var tlsCertificate: String { path + "/tls-cert.pem" }
     public var tlsKey: String { path + "/tls-key.pem" }
 
+    /// What a session directory holds when it is handed to its user.
+    public struct Contents {
+        public var password: [UInt8]
+        public var xauthority: [UInt8]
+        public var xstartup: String
+        /// Copies of the admin's certificate and key, for Xvnc running as the user (so the
+        /// originals may stay root-only).
+        public var tls: (certificate: [UInt8], key: [UInt8])?
+
+        public init(password: [UInt8], xauthority: [UInt8], xstartup: String, tls: (certificate: [UInt8], key: [UInt8])? = nil) {
+            self.password = password
+            self.xauthority = xauthority
+            self.xstartup = xstartup
+            self.tls = tls
+        }
+    }
+
     /// Creates the directory and its files for `owner`; returns open descriptors for the two logs.
-    /// `tls` holds the certificate and key Xvnc (running as the user) must read: copies, so the
-    /// admin's originals can stay root-only.
-    public func create(owner: uid_t, group: gid_t, password: [UInt8], xstartup: String,
-                       tls: (certificate: [UInt8], key: [UInt8])? = nil) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
+    public func create(owner: uid_t, group: gid_t, contents: Contents) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
         SecureTree.remove(path)
-        guard mkdir(path, 0o711) == 0 else { throw OSError("mkdir", path: path) }
+        guard mkdir(path, 0o700) == 0 else { throw OSError("mkdir", path: path) }
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard dir >= 0 else { throw OSError("open", path: path) }
         defer { close(dir) }
-        try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: password, path: path)
-        try Self.createFile(in: dir, "xstartup", mode: 0o700, owner: owner, group: group, contents: Array(xstartup.utf8), path: path)
-        if let tls {
+        try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: contents.password, path: path)
+        try Self.createFile(in: dir, "Xauthority", mode: 0o600, owner: owner, group: group, contents: contents.xauthority, path: path)
+        try Self.createFile(in: dir, "xstartup", mode: 0o700, owner: owner, group: group, contents: Array(contents.xstartup.utf8), path: path)
+        if let tls = contents.tls {
             try Self.createFile(in: dir, "tls-cert.pem", mode: 0o600, owner: owner, group: group, contents: tls.certificate, path: path)
             try Self.createFile(in: dir, "tls-key.pem", mode: 0o600, owner: owner, group: group, contents: tls.key, path: path)
         }
         let xvncLog = try Self.createFile(in: dir, "Xvnc.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
-        let desktopLog = try Self.createFile(in: dir, "desktop.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
+        let desktopLog: Int32
+        do {
+            desktopLog = try Self.createFile(in: dir, "desktop.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
+        } catch {
+            close(xvncLog)
+            throw error
+        }
+        // Last: until now the directory was root's, so nothing in it can be the user's doing.
+        guard fchown(dir, owner, group) == 0, fchmod(dir, 0o700) == 0 else {
+            close(xvncLog)
+            close(desktopLog)
+            throw OSError("chown", path: path)
+        }
         return (xvncLog, desktopLog)
     }
 
@@ -61,29 +150,15 @@ public struct SessionDirectory: Sendable {
 
     /// The password file's bytes: one or two 8-byte blocks, nothing else.
     public func readPasswordFile() -> [UInt8]? {
-        guard let file = Self.readUsersFile(passwordFile, lastBytes: 16), (8...16).contains(file.size), file.bytes.count == file.size else { return nil }
-        return file.bytes
+        guard case .contents(let bytes, let size, _) = UntrustedFile.read(passwordFile, limit: 16), (8...16).contains(size) else { return nil }
+        return bytes
     }
 
     /// The last lines of a log, for an error message: at most the last 16 KiB, and only of a
-    /// regular file (the user writes the log, and may have made it huge).
+    /// regular file (the user writes the log, and may have made it huge or replaced it).
     public func tail(of log: String, lines: Int = 8) -> [String] {
-        guard let bytes = Self.readUsersFile(log, lastBytes: 16 << 10)?.bytes, !bytes.isEmpty else { return [] }
+        guard case .contents(let bytes, _, _) = UntrustedFile.read(log, limit: 16 << 10, tail: true), !bytes.isEmpty else { return [] }
         return Array(String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(lines).map(String.init))
-    }
-
-    /// The last `lastBytes` bytes of a file the user owns, and its whole size, read as root:
-    /// never through a symlink, never blocking on a FIFO, only from a regular file.
-    private static func readUsersFile(_ path: String, lastBytes: Int) -> (bytes: [UInt8], size: Int)? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        let length = min(Int(info.st_size), lastBytes)
-        var bytes = [UInt8](repeating: 0, count: length)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, length, off_t(Int(info.st_size) - length)) }
-        return n >= 0 ? (Array(bytes.prefix(n)), Int(info.st_size)) : nil
     }
 
     public func remove() {

@@ -24,14 +24,19 @@ public enum SessionLauncher {
         /// Where stdout and stderr go; the caller closes it after the launch.
         public var logFD: Int32
         public var cgroup: SessionCGroup?
+        /// Xvnc runs with 077, so its RFB socket is the owner's from the instant it is bound
+        /// (Xvnc chmods it to -rfbunixmode only after bind); the desktop gets a login's 022.
+        public var umask: mode_t
 
-        public init(executable: String, arguments: [String], account: UserAccount, environment: [String: String], logFD: Int32, cgroup: SessionCGroup?) {
+        public init(executable: String, arguments: [String], account: UserAccount, environment: [String: String], logFD: Int32,
+                    cgroup: SessionCGroup?, umask: mode_t = 0o022) {
             self.executable = executable
             self.arguments = arguments
             self.account = account
             self.environment = environment
             self.logFD = logFD
             self.cgroup = cgroup
+            self.umask = umask
         }
     }
 
@@ -59,7 +64,7 @@ public enum SessionLauncher {
         let arguments = argumentVector(spec)
         let environment = spec.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let pid = withCStrings(arguments) { argv in
-            withCStrings(environment) { envp in deskd_spawn(setprivPath, argv, envp, spec.logFD, cgroupFD) }
+            withCStrings(environment) { envp in deskd_spawn(setprivPath, argv, envp, spec.logFD, cgroupFD, spec.umask) }
         }
         guard pid > 0 else { throw OSError("spawn", path: spec.executable) }
         return pid

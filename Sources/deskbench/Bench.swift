@@ -67,14 +67,19 @@ struct Run {
     }
 }
 
-/// Polls an RFB port until a handshake completes; returns false after `limit` seconds.
-func waitForHandshake(port: Int, limit: Double = 30) -> Bool {
+/// Polls an RFB endpoint until a handshake completes; returns false after `limit` seconds.
+func waitForHandshake(_ endpoint: RFBEndpoint?, limit: Double = 30) -> Bool {
+    guard let endpoint else { return false }
     let deadline = now() + limit
     while now() < deadline {
-        if case .answered = RFBHandshake.attempt(port: port, timeoutMilliseconds: 500) { return true }
+        if case .answered = RFBHandshake.attempt(endpoint, timeoutMilliseconds: 500) { return true }
         usleep(1000)
     }
     return false
+}
+
+func waitForHandshake(port: Int, limit: Double = 30) -> Bool {
+    waitForHandshake(.tcp(port: port), limit: limit)
 }
 
 /// Median, 10th and 90th percentile of a sample.
@@ -179,7 +184,7 @@ final class Bench: @unchecked Sendable {
         guard run.status == 0, let session = try? JSONDecoder.desk.decode(Session.self, from: Data(run.stdout.utf8)) else {
             throw Options.Usage("deskctl start failed for \(user.name): \(run.stdout)")
         }
-        guard waitForHandshake(port: session.rfbPort) else { throw Options.Usage("no handshake on \(session.display)") }
+        guard waitForHandshake(session.endpoint) else { throw Options.Usage("no handshake on \(session.display)") }
         return (session, now() - start)
     }
 

@@ -123,7 +123,7 @@ extension Bench {
     func socketStart(_ user: UserAccount) throws -> (session: Session, seconds: Double) {
         let start = now()
         let response = try ControlClient(socketPath: socket).send(Request(command: .start, user: user.name))
-        guard let session = response.sessions?.first, waitForHandshake(port: session.rfbPort) else {
+        guard let session = response.sessions?.first, waitForHandshake(session.endpoint) else {
             throw Options.Usage("start over the socket failed: \(response.error?.message ?? "no session")")
         }
         return (session, now() - start)

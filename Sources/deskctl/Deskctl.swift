@@ -31,7 +31,7 @@ struct Deskctl: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            FileHandle.standardError.write(Data("deskctl: \(message(for: error)) (see deskctl --help)\n".utf8))
+            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(message(for: error))) (see deskctl --help)\n".utf8))
             Foundation.exit(ExitCodes.usage)
         }
     }
@@ -79,7 +79,8 @@ extension ParsableCommand {
     /// Runs `body`, turning a `Failure` into "deskctl: <sentence>" on stderr and its exit code.
     func reporting(_ body: () throws -> Void) throws {
         do { try body() } catch let failure as Failure {
-            FileHandle.standardError.write(Data("deskctl: \(failure.message)\n".utf8))
+            // deskd's sentences can quote a user's log or a requested name: escape before printing.
+            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(failure.message))\n".utf8))
             throw ExitCode(failure.code)
         }
     }

@@ -38,7 +38,7 @@ extension Deskctl {
                 } else if killed.isEmpty {
                     print("No sessions to kill.")
                 } else {
-                    for session in killed { print("Killed \(session.display) (\(session.user)).") }
+                    for session in killed { print("Killed \(session.display) (\(TerminalText.escape(session.user))).") }
                 }
             }
         }

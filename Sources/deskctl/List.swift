@@ -29,7 +29,7 @@ extension Deskctl {
                 }
                 if let foreign = response.foreign, !foreign.isEmpty {
                     print("\nForeign displays (not deskd's, left alone):")
-                    for entry in foreign { print("  \(entry.display)  \(entry.reason)") }
+                    for entry in foreign { print("  \(entry.display)  \(TerminalText.escape(entry.reason))") }
                 }
             }
         }
@@ -57,9 +57,9 @@ extension Deskctl {
                     return
                 }
                 print(SessionTable.render([session], colour: colourOnStdout))
-                print("\nXvnc pid \(session.pid), port \(session.rfbPort)\(session.desktopPid.map { ", desktop pid \($0)" } ?? "").")
+                print("\nXvnc pid \(session.pid), \(session.endpointDescription)\(session.desktopPid.map { ", desktop pid \($0)" } ?? "").")
                 if let connect = response.connect {
-                    print("\nConnect: \(connect.sshTunnel)\n         then: \(connect.viewer)")
+                    print("\nConnect: \(TerminalText.escape(connect.sshTunnel))\n         then: \(connect.viewer)")
                 }
             }
         }

@@ -36,9 +36,9 @@ extension Deskctl {
                     return
                 }
                 if viewOnly {
-                    print("New view-only password for \(session.display) (\(session.user)): \(session.viewOnlyPassword ?? "(not shown)")")
+                    print("New view-only password for \(session.display) (\(TerminalText.escape(session.user))): \(session.viewOnlyPassword ?? "(not shown)")")
                 } else {
-                    print("New password for \(session.display) (\(session.user)): \(session.password ?? "(not shown)")")
+                    print("New password for \(session.display) (\(TerminalText.escape(session.user))): \(session.password ?? "(not shown)")")
                 }
             }
         }

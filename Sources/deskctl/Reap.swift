@@ -43,7 +43,7 @@ extension Deskctl {
                 if sessions.isEmpty { print("No session has been idle for \(idle).") }
                 for session in sessions {
                     let idleFor = SessionTable.compactDuration(seconds: session.idleSeconds)
-                    print("\(dryRun ? "Would kill" : "Killed") \(session.display) (\(session.user)), no viewer for \(idleFor).")
+                    print("\(dryRun ? "Would kill" : "Killed") \(session.display) (\(TerminalText.escape(session.user))), no viewer for \(idleFor).")
                 }
             }
         }
@@ -81,7 +81,7 @@ extension Deskctl {
                 }
                 if !json {
                     let rtt = report.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "?"
-                    print("\(report.display): RFB \(report.protocolVersion ?? "?"), \"\(report.desktopName ?? "")\", \(report.width ?? 0)x\(report.height ?? 0), answered in \(rtt).")
+                    print("\(report.display): RFB \(report.protocolVersion ?? "?"), \"\(TerminalText.escape(report.desktopName ?? ""))\", \(report.width ?? 0)x\(report.height ?? 0), answered in \(rtt).")
                 }
             }
         }

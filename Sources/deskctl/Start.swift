@@ -49,10 +49,10 @@ extension Deskctl {
                     try printJSON(session)
                     return
                 }
-                print("Started \(session.display) for \(session.user) (Xvnc pid \(session.pid), port \(session.rfbPort), \(session.desktop), \(session.geometry)).")
+                print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
                 print("Password: \(session.password ?? "(not shown)")")
                 if let connect = response.connect {
-                    print("Connect:  \(connect.sshTunnel)")
+                    print("Connect:  \(TerminalText.escape(connect.sshTunnel))")
                     print("          then: \(connect.viewer)")
                 }
             }

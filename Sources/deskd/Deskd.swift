@@ -126,7 +126,8 @@ struct Deskd: AsyncParsableCommand {
         )
         let reloader = ConfigurationReloader(manager: manager, logger: logger) { try self.loadConfiguration() }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server), .init(service: SessionMonitor(manager: manager)), .init(service: reloader)],
+            services: [.init(service: server), .init(service: SessionMonitor(manager: manager)), .init(service: reloader),
+                       .init(service: ShutdownWatchdog(logger: logger))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

@@ -33,7 +33,7 @@ import Testing
 
     @Test func sessionJSONUsesTheDocumentedCamelCaseKeys() throws {
         let session = Session(
-            id: "x", user: "alice", uid: 1001, gid: 1001, display: Display(3), pid: 42, pidStartTicks: 1,
+            id: "x", user: "alice", uid: 1001, gid: 1001, display: Display(3), endpoint: .tcp(port: 5903), pid: 42, pidStartTicks: 1,
             executable: "/usr/bin/Xtigervnc", state: .ready, startedAt: Date(timeIntervalSince1970: 0),
             desktop: "xterm", geometry: .default, depth: 24
         )

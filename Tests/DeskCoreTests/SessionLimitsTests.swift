@@ -97,7 +97,7 @@ struct SessionLimitsTests {
 @Suite("Output conventions")
 struct OutputConventionTests {
     static let session = Session(
-        id: "x", user: "alice", uid: 1000, gid: 1000, display: Display(12), pid: 4242, pidStartTicks: 1,
+        id: "x", user: "alice", uid: 1000, gid: 1000, display: Display(12), endpoint: .unixSocket(path: "/run/deskd/displays/12/rfb.sock"), pid: 4242, pidStartTicks: 1,
         executable: "/usr/bin/Xtigervnc", state: .unresponsive, startedAt: Date(timeIntervalSince1970: 0),
         desktop: "openbox", geometry: Geometry(width: 3840, height: 2160), depth: 24, idleSeconds: 90_000
     )

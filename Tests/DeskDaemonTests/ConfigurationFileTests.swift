@@ -16,8 +16,14 @@ struct ConfigurationFileTests {
         let configuration = try ConfigurationFile.parse("", path: "deskd.toml")
         #expect(configuration.runtimeDirectory == "/run/deskd")
         #expect(configuration.limits == SessionLimits())
-        #expect(configuration.vncExposure.isLoopbackOnly)
-        #expect(configuration.vncExposure.xvncArguments(tlsFiles: nil) == ["-localhost", "-SecurityTypes", "VncAuth"])
+        // By default no TCP port at all: a Unix socket of the owner's, mode 0600.
+        #expect(configuration.vncExposure.listen == .unixSocket)
+        #expect(!configuration.vncExposure.usesTCP)
+        #expect(configuration.vncExposure.xvncArguments(unixSocket: "/run/deskd/by-id/x/rfb.sock", port: 5903, tlsFiles: nil) == [
+            "-rfbport", "-1", "-rfbunixpath", "/run/deskd/by-id/x/rfb.sock", "-rfbunixmode", "0600", "-SecurityTypes", "VncAuth",
+        ])
+        let loopback = try ConfigurationFile.parse("[network]\nlisten = \"loopback\"\n", path: "deskd.toml")
+        #expect(loopback.vncExposure.xvncArguments(unixSocket: "/unused", port: 5903, tlsFiles: nil) == ["-rfbport", "5903", "-localhost", "-SecurityTypes", "VncAuth"])
     }
 
     @Test("the shipped example documents every key and parses")
@@ -64,8 +70,8 @@ struct ConfigurationFileTests {
         #expect(configuration.idleLimitSeconds == 7200)
         #expect(configuration.killGrace == .seconds(1))
         #expect(configuration.vncExposure.tlsCertificate == "/etc/deskd/tls/cert.pem")
-        #expect(configuration.vncExposure.xvncArguments(tlsFiles: ("/run/deskd/displays/3/tls-cert.pem", "/run/deskd/displays/3/tls-key.pem")) == [
-            "-interface", "0.0.0.0", "-SecurityTypes", "X509Vnc",
+        #expect(configuration.vncExposure.xvncArguments(unixSocket: "/unused", port: 5903, tlsFiles: ("/run/deskd/displays/3/tls-cert.pem", "/run/deskd/displays/3/tls-key.pem")) == [
+            "-rfbport", "5903", "-interface", "0.0.0.0", "-SecurityTypes", "X509Vnc",
             "-X509Cert", "/run/deskd/displays/3/tls-cert.pem", "-X509Key", "/run/deskd/displays/3/tls-key.pem",
         ])
     }
@@ -94,7 +100,7 @@ struct ConfigurationFileTests {
         ("[limits]\ndisplays = \"0-200\"\n", 2, "limits.displays must be a range"),
         ("[daemon]\nsocket = \"relative.sock\"\n", 2, "must be an absolute path"),
         ("[daemon]\nlog_level = \"loud\"\n", 2, "must be one of trace"),
-        ("[network]\nlisten = \"everywhere\"\n", 2, "network.listen must be \"loopback\" or an IPv4 address"),
+        ("[network]\nlisten = \"everywhere\"\n", 2, "network.listen must be \"unix\", \"loopback\" or an IPv4 address"),
         ("[network]\nsecurity_types = [\"VncAuth\", \"None\"]\n", 2, "may not contain None"),
         ("[network]\nsecurity_types = [\"Plain\"]\n", 2, "must list one or more of VncAuth, TLSVnc, X509Vnc"),
         ("[network]\nsecurity_types = [\"X509Vnc\"]\n", 2, "X509Vnc, which needs network.tls_certificate"),

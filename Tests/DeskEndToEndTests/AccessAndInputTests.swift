@@ -1,6 +1,7 @@
 import DeskClient
 import DeskCore
 import DeskLinux
+import VNCViewer
 import Foundation
 import Glibc
 import Testing
@@ -35,7 +36,7 @@ extension EndToEnd {
         let killedByGrace = try daemon.deskctl(["kill", "--all", "--json"], as: grace.name).decode([Session].self)
         #expect(killedByGrace.map(\.display) == [graces.display])
         #expect(ProcFS.isAlive(franks.pid))
-        #expect(try VNCConnection(port: franks.rfbPort, password: try #require(franks.password)).info.width > 0)
+        #expect(try VNCConnection(franks.endpoint, password: try #require(franks.password)).info.width > 0)
 
         // Root sees everything; Frank kills his own.
         #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.user) == [frank.name])

@@ -1,6 +1,7 @@
 import DeskClient
 import DeskCore
 import DeskLinux
+import VNCViewer
 import Foundation
 import Glibc
 import Testing
@@ -114,7 +115,7 @@ extension EndToEnd {
         let byHerself = try daemon.start(mallory.name, as: mallory.name)
         for session in [byAdmin, byHerself] {
             #expect(session.state == .ready, "\(kind.rawValue): \(daemon.logText)")
-            let viewer = try VNCConnection(port: session.rfbPort, password: try #require(session.password))
+            let viewer = try VNCConnection(session.endpoint, password: try #require(session.password))
             #expect(viewer.info.width == 1920)
             viewer.close()
             #expect(try daemon.deskctl(["passwd", session.display.description, "--json"], as: mallory.name).status == 0)
@@ -129,23 +130,43 @@ extension EndToEnd {
         #expect(!daemon.logText.contains("root's secret"))
     }
 
-    @Test func sessionFilesAreTheUsersButTheirDirectoryIsRoots() throws {
+    /// The session directory is the user's (Xvnc, running as the user, binds its RFB socket
+    /// there), but its parent and the display's link are root's, and root follows nothing the
+    /// user plants in it: the user may swap every file for a symlink to a root file.
+    @Test func sessionFilesAreTheUsersAndRootFollowsNothingPlantedInThem() throws {
         let mallory = try TestUsers.ensure("deskt-mallory")
+        let targets = try Targets()
         let daemon = try DaemonUnderTest()
-        defer { daemon.shutDown(); TestUsers.reap(mallory) }
+        defer { daemon.shutDown(); TestUsers.reap(mallory); targets.remove() }
         let session = try daemon.start(mallory.name)
-        let directory = daemon.runtimeDirectory + "/displays/\(session.display.number)"
+        let link = daemon.runtimeDirectory + "/displays/\(session.display.number)"
+        let directory = daemon.runtimeDirectory + "/by-id/\(session.id)"
 
-        // The user cannot rename, replace or symlink an entry: the directory is root's, 0711.
+        #expect(try #require(FileState(link)).mode & S_IFMT == S_IFLNK && FileState(link)?.uid == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "../by-id/\(session.id)")
+        let parent = try #require(FileState(daemon.runtimeDirectory + "/by-id"))
+        #expect(parent.uid == 0 && parent.mode & 0o7777 == 0o711)
         let dir = try #require(FileState(directory))
-        #expect(dir.uid == 0 && dir.mode & 0o7777 == 0o711)
-        for (name, mode) in [("passwd", 0o600), ("xstartup", 0o700), ("Xvnc.log", 0o600), ("desktop.log", 0o600)] {
+        #expect(dir.uid == mallory.uid && dir.mode & 0o7777 == 0o700)
+        for (name, mode) in [("passwd", 0o600), ("Xauthority", 0o600), ("xstartup", 0o700), ("Xvnc.log", 0o600), ("desktop.log", 0o600), ("rfb.sock", 0o600)] {
             let file = try #require(FileState(directory + "/" + name))
             #expect(file.uid == mallory.uid && file.mode & 0o7777 == mode_t(mode), "\(name): \(file)")
         }
-        let replace = try TestUsers.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/bin/sh", "-c", "ln -sf /etc/shadow '\(directory)/Xvnc.log' 2>/dev/null"])
-        #expect(replace != 0)
-        #expect(try #require(FileState(directory + "/Xvnc.log")).mode & S_IFMT == S_IFREG)
+
+        // Mallory swaps her files for links to root's and lets deskd work on the session.
+        let before = targets.snapshot()
+        let swap = "for f in passwd Xvnc.log desktop.log Xauthority; do ln -sf '\(targets.secret)' \"$0/$f\"; done; ln -sf '\(daemon.socket)' \"$0/rfb.sock\""
+        #expect(try TestUsers.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/bin/sh", "-c", swap, directory]) == 0)
+        let probe = try daemon.deskctl(["probe", session.display.description])
+        #expect(probe.status != 0)
+        #expect(probe.stderr.contains("is a symlink"), "\(probe.stderr)")
+        #expect(try daemon.deskctl(["passwd", session.display.description]).status == 0)
+        #expect(try #require(FileState(directory + "/passwd")).mode & S_IFMT == S_IFREG)
+        _ = try daemon.deskctl(["list", "--all"])
+        #expect(try daemon.deskctl(["kill", session.display.description]).status == 0)
+        #expect(targets.snapshot() == before)
+        #expect(!daemon.logText.contains("root's secret"))
+        #expect(FileState(directory) == nil && FileState(link) == nil)
     }
 
     @Test func theXSocketDirectoryIsMadeRootsBeforeAStart() throws {

@@ -90,13 +90,15 @@ extension EndToEnd {
 
         // Xvnc listens on every interface, offers only VeNCrypt (TLS with the certificate), never None.
         let netTCP = ProcFS.readText("/proc/net/tcp") ?? ""
-        let port = String(session.rfbPort, radix: 16, uppercase: true)
+        let rfbPort = try #require(session.rfbPort)
+        #expect(session.rfbSocket == nil)
+        let port = String(rfbPort, radix: 16, uppercase: true)
         #expect(netTCP.contains("00000000:\(port) 00000000:0000 0A"))
         #expect(!netTCP.contains("0100007F:\(port) 00000000:0000 0A"))
-        guard case .answered(_, let types) = RFBHandshake.attempt(port: session.rfbPort, timeoutMilliseconds: 2000) else {
+        guard case .answered(_, let types) = RFBHandshake.attempt(port: rfbPort, timeoutMilliseconds: 2000) else {
             Issue.record("no RFB handshake"); return
         }
-        #expect(types == [RFBHandshake.veNCrypt])
+        #expect(types == [RFBClient.veNCrypt])
         let commandLine = String(decoding: ProcFS.read("/proc/\(session.pid)/cmdline") ?? [], as: UTF8.self).split(separator: "\0")
         #expect(!commandLine.contains("-localhost") && commandLine.contains("X509Vnc"))
         // Xvnc, running as Sam, reads its own copy of the key; the admin's stays root-only and unchanged.

@@ -1,6 +1,7 @@
 import DeskClient
 import DeskCore
 import DeskLinux
+import VNCViewer
 import Foundation
 import Glibc
 import Testing
@@ -10,7 +11,7 @@ import Testing
 extension EndToEnd {
 @Suite struct SecretsAndAuditTests {
     static func logsIn(_ session: Session, _ password: String) -> Bool {
-        guard let viewer = try? VNCConnection(port: session.rfbPort, password: password) else { return false }
+        guard let viewer = try? VNCConnection(session.endpoint, password: password) else { return false }
         viewer.close()
         return true
     }
@@ -24,7 +25,7 @@ extension EndToEnd {
         let first = try #require(session.password)
         #expect(Self.logsIn(session, first))
         // A viewer connected before the rotation stays connected.
-        let viewer = try VNCConnection(port: session.rfbPort, password: first)
+        let viewer = try VNCConnection(session.endpoint, password: first)
         defer { viewer.close() }
 
         // Judy rotates her own password: the old one stops working, the new one works, same Xvnc.

@@ -1,6 +1,7 @@
 import DeskClient
 import DeskCore
 import DeskLinux
+import VNCViewer
 import Foundation
 import Glibc
 import Testing
@@ -18,17 +19,21 @@ extension EndToEnd {
         let password = try #require(session.password)
         #expect(session.user == alice.name && session.uid == alice.uid)
         #expect(session.state == .ready)
-        #expect(session.rfbPort == 5900 + session.display.number)
+        #expect(session.rfbPort == nil)
+        #expect(session.rfbSocket == daemon.runtimeDirectory + "/displays/\(session.display.number)/rfb.sock")
         #expect(password.count == 8)
 
-        // Xvnc runs as alice, in a session of its own, listening on loopback only.
+        // Xvnc runs as alice, in a session of its own, on no TCP port at all: its RFB socket is
+        // alice's (0600, in her 0700 directory), and its X server demands her cookie.
         #expect(ProcFS.uid(of: session.pid) == alice.uid)
         #expect(ProcFS.process(session.pid)?.session == session.pid)
-        let listeners = ProcFS.tcpSockets().filter { $0.state == ProcFS.TCPSocket.listen && $0.localPort == session.rfbPort }
-        #expect(!listeners.isEmpty)
-        let netTCP = ProcFS.readText("/proc/net/tcp") ?? ""
-        #expect(netTCP.contains("0100007F:\(String(session.rfbPort, radix: 16, uppercase: true))"))
-        #expect(!netTCP.contains("00000000:\(String(session.rfbPort, radix: 16, uppercase: true))"))
+        let xvncSockets = ProcFS.socketInodes(of: session.pid)
+        #expect(!ProcFS.tcpSockets().contains { $0.state == ProcFS.TCPSocket.listen && xvncSockets.contains($0.inode) })
+        var socketInfo = stat()
+        #expect(stat(try #require(session.rfbSocket), &socketInfo) == 0)
+        #expect(socketInfo.st_mode & S_IFMT == S_IFSOCK && socketInfo.st_uid == alice.uid && socketInfo.st_mode & 0o777 == 0o600)
+        let commandLine = String(decoding: ProcFS.read("/proc/\(session.pid)/cmdline") ?? [], as: UTF8.self).split(separator: "\0")
+        #expect(commandLine.contains("-auth") && commandLine.contains("-rfbunixpath"))
 
         // The password file is the user's, 0600, and decodes to the printed password.
         let passwordFile = daemon.runtimeDirectory + "/displays/\(session.display.number)/passwd"
@@ -38,13 +43,13 @@ extension EndToEnd {
         #expect(ProcFS.read(passwordFile) == VNCPasswordFile.encode(password: password))
 
         // A real VNC client gets in with the password, and the framebuffer has the asked-for size.
-        let viewer = try VNCConnection(port: session.rfbPort, password: password)
+        let viewer = try VNCConnection(session.endpoint, password: password)
         #expect(viewer.info.width == 1280 && viewer.info.height == 800)
         #expect(viewer.info.desktopName.contains(alice.name))
         #expect(viewer.refresh() != nil)
         viewer.close()
         // ...and a wrong one is refused.
-        #expect(throws: VNCConnection.Failure.refused) { try VNCConnection(port: session.rfbPort, password: "wrong123") }
+        #expect(throws: VNCConnection.Failure.refused) { try VNCConnection(session.endpoint, password: "wrong123") }
 
         // list shows it, without the password.
         let listed = try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self)
@@ -104,7 +109,7 @@ extension EndToEnd {
 
         first.sigkill()
         #expect(ProcFS.isAlive(session.pid))
-        #expect(try VNCConnection(port: session.rfbPort, password: password).info.width == 1920)
+        #expect(try VNCConnection(session.endpoint, password: password).info.width == 1920)
 
         let second = try DaemonUnderTest(reusing: first)
         let adopted = try second.deskctl(["list", "--all", "--json"]).decode([Session].self)

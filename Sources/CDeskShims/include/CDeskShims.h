@@ -6,15 +6,20 @@
 /// pidfd_open(2): Glibc 2.36 has no wrapper and Swift cannot call the variadic syscall(2).
 int deskd_pidfd_open(pid_t pid);
 
+/// open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC): a handle on the inode itself, for a socket to be
+/// connected through /proc/self/fd without following a symlink (O_PATH is hidden behind _GNU_SOURCE).
+int deskd_open_path_nofollow(const char *path);
+
 /// pipe2(2) with O_CLOEXEC | O_NONBLOCK: hidden behind _GNU_SOURCE in Swift's Glibc module.
 int deskd_pipe_cloexec_nonblock(int fds[2]);
 
 /// Starts `path` as a new process: a session of its own, stdin from /dev/null, stdout and
-/// stderr to `out_fd`, cwd "/", default signal handling, no other descriptors, and — when
+/// stderr to `out_fd`, cwd "/", `umask_value`, default signal handling, no other descriptors
+/// (the child exits rather than run if close_range fails), and — when
 /// `cgroup_fd` is a cgroup v2 directory — inside that cgroup from its first instruction
 /// (clone3 with CLONE_INTO_CGROUP), so nothing it forks can escape a later kill.
 /// Returns the pid once `path` has been exec'd, or -1 with errno (also when exec failed).
-pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd);
+pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
 /// Reaps `pidfd`'s process if it is our exited child (waitid P_PIDFD); harmless otherwise.
 void deskd_reap_pidfd(int pidfd);
@@ -25,11 +30,30 @@ struct deskd_tcp_socket {
     unsigned short remote_port;
     unsigned char state;
     unsigned int inode;
+    /// The uid that created the socket (the squatter, when it is not the session's Xvnc).
+    unsigned int uid;
 };
 
 /// TCP sockets of `family` (AF_INET or AF_INET6) whose state bit is in `states` (1 << TCP_*),
 /// through NETLINK_SOCK_DIAG: what `ss` reads, without formatting and parsing /proc/net/tcp.
 /// Fills up to `capacity` entries and returns how many there are in all, or -1 with errno.
 int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity);
+
+/// One Unix socket as sock_diag reports it: a listener, or one end of a connection. An
+/// accepted connection carries its listener's path as its name, which is how viewers of a
+/// session's RFB socket are counted.
+struct deskd_unix_socket {
+    unsigned int inode;
+    /// The inode of the other end, for a connected socket.
+    unsigned int peer;
+    unsigned char state;
+    unsigned short name_length;
+    /// The bound path ("@..." for an abstract name), NUL-terminated; empty if unbound.
+    char name[109];
+};
+
+/// Unix sockets whose state bit is in `states` (1 << TCP_LISTEN, 1 << TCP_ESTABLISHED), through
+/// NETLINK_SOCK_DIAG. Fills up to `capacity` entries and returns how many there are, or -1 with errno.
+int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int capacity);
 
 #endif

@@ -1,12 +1,15 @@
 @preconcurrency import CVNCClient
+import DeskCore
 import Glibc
 
 /// A real VNC viewer connection through libvncclient: the full RFB handshake, VNC
 /// authentication with a password, and the server's first framebuffer update.
 ///
-/// `deskctl probe` uses it, and so do the end-to-end tests, to prove that a session accepts
-/// its password and refuses a wrong one, and to hold a viewer connected.
-public final class VNCConnection {
+/// A viewer nobody here wrote: the end-to-end tests and the benchmark use it to prove that a
+/// session accepts its password and refuses a wrong one, and to hold a viewer connected. deskd
+/// itself does not link it (its probe is `RFBClient`, which checks who serves the endpoint).
+/// Used from one thread at a time (a test may hand it to another); libvncclient is not thread-safe.
+public final class VNCConnection: @unchecked Sendable {
     public struct Info: Sendable, Equatable {
         public let protocolVersion: String
         public let desktopName: String
@@ -29,7 +32,18 @@ public final class VNCConnection {
     /// libvncclient logs to stderr by default; deskctl prints its own sentences instead.
     private static let quietLogging: Void = { rfbEnableClientLogging = 0 }()
 
-    /// Connects to `host`:`port` and authenticates; throws `.refused` if the server does not accept.
+    /// Connects to a session's endpoint: its Unix socket (libvncclient connects to a path that
+    /// is a socket) or its TCP port on `host`.
+    public convenience init(_ endpoint: RFBEndpoint?, host: String = "127.0.0.1", password: String?, timeoutSeconds: UInt32 = 5) throws(Failure) {
+        switch endpoint {
+        case .unixSocket(let path): try self.init(host: path, port: 0, password: password, timeoutSeconds: timeoutSeconds)
+        case .tcp(let port): try self.init(host: host, port: port, password: password, timeoutSeconds: timeoutSeconds)
+        case nil: throw .refused
+        }
+    }
+
+    /// Connects to `host`:`port` (or to the Unix socket at path `host`) and authenticates;
+    /// throws `.refused` if the server does not accept.
     public init(host: String = "127.0.0.1", port: Int, password: String?, timeoutSeconds: UInt32 = 5) throws(Failure) {
         Self.quietLogging
         guard let client = rfbGetClient(8, 3, 4) else { throw .refused }
