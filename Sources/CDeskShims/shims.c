@@ -109,9 +109,51 @@ void deskd_reap_pidfd(int pidfd) {
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity) {
+/* One sock_diag dump: sends `request` (a netlink header and a family's request) and calls
+   `visit` with each socket's message until the kernel says done. 0, or -1 with errno. */
+static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit)(const struct nlmsghdr *, void *), void *context) {
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (fd < 0) return -1;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    if (sendto(fd, request, length, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        close(fd);
+        return -1;
+    }
+    long buffer[32768 / sizeof(long)];
+    for (;;) {
+        ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { close(fd); return -1; }
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return 0; }
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *error = NLMSG_DATA(h);
+                close(fd);
+                errno = error->error ? -error->error : EIO;
+                return -1;
+            }
+            visit(h, context);
+        }
+    }
+}
+
+struct deskd_tcp_output { struct deskd_tcp_socket *out; int capacity; int count; };
+
+static void deskd_visit_tcp(const struct nlmsghdr *h, void *context) {
+    struct deskd_tcp_output *output = context;
+    const struct inet_diag_msg *socket = NLMSG_DATA(h);
+    if (output->count < output->capacity) {
+        struct deskd_tcp_socket *entry = &output->out[output->count];
+        entry->local_port = ntohs(socket->id.idiag_sport);
+        entry->remote_port = ntohs(socket->id.idiag_dport);
+        entry->state = socket->idiag_state;
+        entry->inode = socket->idiag_inode;
+        entry->uid = socket->idiag_uid;
+    }
+    output->count++;
+}
+
+int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity) {
     struct {
         struct nlmsghdr header;
         struct inet_diag_req_v2 request;
@@ -122,45 +164,44 @@ int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *
     message.request.sdiag_family = (unsigned char)family;
     message.request.sdiag_protocol = IPPROTO_TCP;
     message.request.idiag_states = states;
-    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-        close(fd);
-        return -1;
-    }
-    long buffer[8192 / sizeof(long)];
-    int count = 0;
-    for (;;) {
-        ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) { close(fd); return -1; }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return count; }
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                struct nlmsgerr *error = NLMSG_DATA(h);
-                close(fd);
-                errno = error->error ? -error->error : EIO;
-                return -1;
-            }
-            struct inet_diag_msg *socket = NLMSG_DATA(h);
-            if (count < capacity) {
-                out[count].local_port = ntohs(socket->id.idiag_sport);
-                out[count].remote_port = ntohs(socket->id.idiag_dport);
-                out[count].state = socket->idiag_state;
-                out[count].inode = socket->idiag_inode;
-                out[count].uid = socket->idiag_uid;
-            }
-            count++;
-        }
-    }
+    struct deskd_tcp_output output = { out, capacity, 0 };
+    return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
 }
 
 #include <linux/rtnetlink.h>
 #include <linux/unix_diag.h>
 #include <string.h>
 
+struct deskd_unix_output { struct deskd_unix_socket *out; int capacity; int count; };
+
+static void deskd_visit_unix(const struct nlmsghdr *h, void *context) {
+    struct deskd_unix_output *output = context;
+    const struct unix_diag_msg *socket = NLMSG_DATA(h);
+    if (output->count < output->capacity) {
+        struct deskd_unix_socket *entry = &output->out[output->count];
+        memset(entry, 0, sizeof *entry);
+        entry->inode = socket->udiag_ino;
+        entry->state = socket->udiag_state;
+        int length = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *socket));
+        for (const struct rtattr *attribute = (const struct rtattr *)(socket + 1); RTA_OK(attribute, length); attribute = RTA_NEXT(attribute, length)) {
+            if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
+                memcpy(&entry->peer, RTA_DATA(attribute), sizeof(unsigned int));
+            } else if (attribute->rta_type == UNIX_DIAG_NAME) {
+                size_t size = RTA_PAYLOAD(attribute);
+                if (size > sizeof entry->name - 1) size = sizeof entry->name - 1;
+                memcpy(entry->name, RTA_DATA(attribute), size);
+                /* An abstract name starts with NUL; write it as "@name", as ss does. */
+                if (size > 0 && entry->name[0] == '\0') entry->name[0] = '@';
+                /* A path name is reported with its terminating NUL. */
+                else while (size > 0 && entry->name[size - 1] == '\0') size--;
+                entry->name_length = (unsigned short)size;
+            }
+        }
+    }
+    output->count++;
+}
+
 int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int capacity) {
-    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (fd < 0) return -1;
     struct {
         struct nlmsghdr header;
         struct unix_diag_req request;
@@ -171,48 +212,6 @@ int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int c
     message.request.sdiag_family = AF_UNIX;
     message.request.udiag_states = states;
     message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
-    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-        close(fd);
-        return -1;
-    }
-    long buffer[32768 / sizeof(long)];
-    int count = 0;
-    for (;;) {
-        ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) { close(fd); return -1; }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return count; }
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                struct nlmsgerr *error = NLMSG_DATA(h);
-                close(fd);
-                errno = error->error ? -error->error : EIO;
-                return -1;
-            }
-            struct unix_diag_msg *socket = NLMSG_DATA(h);
-            if (count < capacity) {
-                struct deskd_unix_socket *entry = &out[count];
-                memset(entry, 0, sizeof *entry);
-                entry->inode = socket->udiag_ino;
-                entry->state = socket->udiag_state;
-                int length = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *socket));
-                for (struct rtattr *attribute = (struct rtattr *)(socket + 1); RTA_OK(attribute, length); attribute = RTA_NEXT(attribute, length)) {
-                    if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
-                        memcpy(&entry->peer, RTA_DATA(attribute), sizeof(unsigned int));
-                    } else if (attribute->rta_type == UNIX_DIAG_NAME) {
-                        size_t size = RTA_PAYLOAD(attribute);
-                        if (size > sizeof entry->name - 1) size = sizeof entry->name - 1;
-                        memcpy(entry->name, RTA_DATA(attribute), size);
-                        /* An abstract name starts with NUL; write it as "@name", as ss does. */
-                        if (size > 0 && entry->name[0] == '\0') entry->name[0] = '@';
-                        /* A path name is reported with its terminating NUL. */
-                        else while (size > 0 && entry->name[size - 1] == '\0') size--;
-                        entry->name_length = (unsigned short)size;
-                    }
-                }
-            }
-            count++;
-        }
-    }
+    struct deskd_unix_output output = { out, capacity, 0 };
+    return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
 }

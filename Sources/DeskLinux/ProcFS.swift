@@ -102,19 +102,27 @@ public enum ProcFS {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
         var sockets: [TCPSocket] = []
         for family in [AF_INET, AF_INET6] {
-            var capacity = 256
-            while true {
-                var buffer = [deskd_tcp_socket](repeating: deskd_tcp_socket(), count: capacity)
-                let count = Int(deskd_tcp_sockets(family, mask, &buffer, Int32(capacity)))
-                if count < 0 { return procTCPSockets().filter { states.contains($0.state) } }
-                if count > capacity { capacity = count + 64; continue }
-                sockets += buffer.prefix(count).map {
-                    TCPSocket(localPort: Int($0.local_port), remotePort: Int($0.remote_port), state: $0.state, inode: UInt64($0.inode), uid: $0.uid)
-                }
-                break
+            guard let dumped = dump(deskd_tcp_socket(), { deskd_tcp_sockets(family, mask, $0, $1) }) else {
+                return procTCPSockets().filter { states.contains($0.state) }
+            }
+            sockets += dumped.map {
+                TCPSocket(localPort: Int($0.local_port), remotePort: Int($0.remote_port), state: $0.state, inode: UInt64($0.inode), uid: $0.uid)
             }
         }
         return sockets
+    }
+
+    /// Runs a sock_diag dump into a buffer that grows until it holds every socket; nil if the
+    /// kernel refused the dump.
+    private static func dump<Entry>(_ empty: Entry, _ call: (UnsafeMutablePointer<Entry>, Int32) -> Int32) -> ArraySlice<Entry>? {
+        var capacity = 512
+        while true {
+            var buffer = [Entry](repeating: empty, count: capacity)
+            let count = Int(buffer.withUnsafeMutableBufferPointer { call($0.baseAddress!, Int32(capacity)) })
+            if count < 0 { return nil }
+            if count > capacity { capacity = count + 128; continue }
+            return buffer.prefix(count)
+        }
     }
 
     /// The same from /proc/net/tcp and tcp6 (for kernels without sock_diag for TCP).
@@ -161,16 +169,9 @@ public enum ProcFS {
     /// Unix sockets in the given states, from sock_diag (empty if the kernel has no unix_diag).
     public static func unixSockets(states: Set<UInt8>) -> [UnixSocket] {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
-        var capacity = 512
-        while true {
-            var buffer = [deskd_unix_socket](repeating: deskd_unix_socket(), count: capacity)
-            let count = Int(deskd_unix_sockets(mask, &buffer, Int32(capacity)))
-            if count < 0 { return [] }
-            if count > capacity { capacity = count + 128; continue }
-            return buffer.prefix(count).map { entry in
-                let name = withUnsafeBytes(of: entry.name) { String(decoding: $0.prefix(Int(entry.name_length)), as: UTF8.self) }
-                return UnixSocket(inode: UInt64(entry.inode), peer: UInt64(entry.peer), state: entry.state, name: name)
-            }
+        return (dump(deskd_unix_socket(), { deskd_unix_sockets(mask, $0, $1) }) ?? []).map { entry in
+            let name = withUnsafeBytes(of: entry.name) { String(decoding: $0.prefix(Int(entry.name_length)), as: UTF8.self) }
+            return UnixSocket(inode: UInt64(entry.inode), peer: UInt64(entry.peer), state: entry.state, name: name)
         }
     }
 

@@ -127,7 +127,7 @@ final class DaemonUnderTest {
             "--socket", socket, "--runtime-dir", runtimeDirectory, "--state-dir", stateDirectory,
             "--templates", TestEnvironment.repository.appendingPathComponent("Templates").path,
         ] + extraArguments
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: log)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()

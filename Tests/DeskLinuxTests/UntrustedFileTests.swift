@@ -17,7 +17,7 @@ final class Scratch {
 
     func file(_ name: String, _ contents: String) -> String {
         let file = path + "/" + name
-        FileManager.default.createFile(atPath: file, contents: Data(contents.utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data(contents.utf8))
         return file
     }
 }

@@ -32,10 +32,10 @@ import Testing
 
     @Test func aLiveAStaleAndAGarbageLockAreWhatTheXServerWouldSay() {
         let display = Display(1988)
-        Self.withLock(display, { FileManager.default.createFile(atPath: $0, contents: Data("\(String(getpid()).leftPadded(10))\n".utf8)) }) {
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("\(String(getpid()).leftPadded(10))\n".utf8)) }) {
             #expect(XLockFile.read(display) == .live(pid: getpid()))
         }
-        Self.withLock(display, { FileManager.default.createFile(atPath: $0, contents: Data("2147483646\n".utf8)) }) {
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("2147483646\n".utf8)) }) {
             #expect(XLockFile.read(display) == .stale(pid: 2147483646))
             // release removes only a lock that names the given (dead) server.
             XLockFile.release(display, ownedBy: 12345)
@@ -43,7 +43,7 @@ import Testing
             XLockFile.release(display, ownedBy: 2147483646)
             #expect(access(display.lockPath, F_OK) != 0)
         }
-        Self.withLock(display, { FileManager.default.createFile(atPath: $0, contents: Data("garbage".utf8)) }) {
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("garbage".utf8)) }) {
             #expect(XLockFile.read(display) == .stale(pid: nil))
         }
     }
