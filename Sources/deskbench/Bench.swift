@@ -166,7 +166,7 @@ final class Bench: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: deskdPath)
         process.arguments = ["--config", config.path, "--socket", socket, "--runtime-dir", root.appendingPathComponent("run").path,
                              "--state-dir", root.appendingPathComponent("state").path, "--templates", templates.path]
-        process.standardError = try FileHandle(forWritingTo: { let log = root.appendingPathComponent("deskd.log"); FileManager.default.createFile(atPath: log.path, contents: nil); return log }())
+        process.standardError = try FileHandle(forWritingTo: { let log = root.appendingPathComponent("deskd.log"); _ = FileManager.default.createFile(atPath: log.path, contents: nil); return log }())
         try process.run()
         daemon = process
         for _ in 0..<500 {
@@ -201,22 +201,51 @@ final class Bench: @unchecked Sendable {
         chown(directory.path, user.uid, user.gid)
         chmod(directory.path, 0o700)
         let file = directory.appendingPathComponent("passwd")
-        FileManager.default.createFile(atPath: file.path, contents: Data(VNCPasswordFile.encode(password: SessionPassword.generate())))
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(VNCPasswordFile.encode(password: SessionPassword.generate())))
         chown(file.path, user.uid, user.gid)
         chmod(file.path, 0o600)
         return file.path
     }
 
-    /// Xtigervnc launched by hand as `user` through setpriv, with the options deskd gives it.
+    /// Xtigervnc launched by hand as `user` through setpriv, with the options deskd gives it: a
+    /// fresh X cookie in an authority file of the user's, and RFB on a Unix socket in a 0700
+    /// directory of the user's (no TCP port), bound under umask 077. Writing the cookie is part
+    /// of the floor, as deskd's writing it is part of its start.
     func launchRaw(_ display: Int, as user: UserAccount, passwordFile: String) throws -> pid_t {
+        let directory = root.appendingPathComponent("raw-d\(display)").path
+        if mkdir(directory, 0o700) == 0 { chown(directory, user.uid, user.gid) }
+        let authority = directory + "/Xauthority"
+        unlink(authority)
+        let fd = open(authority, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let cookie = XAuthority.generate().fileContents(for: Display(display))
+        guard fd >= 0, fchown(fd, user.uid, user.gid) == 0, cookie.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == cookie.count else {
+            if fd >= 0 { close(fd) }
+            throw Options.Usage("cannot write \(authority)")
+        }
+        close(fd)
+        let socket = directory + "/rfb.sock"
         let pid = try SessionLauncher.launch(.init(
             executable: "/usr/bin/Xtigervnc",
-            arguments: [":\(display)", "-rfbport", String(5900 + display), "-localhost", "-nolisten", "tcp",
-                        "-SecurityTypes", "VncAuth", "-rfbauth", passwordFile, "-geometry", "1920x1080", "-depth", "24", "-AlwaysShared"],
-            account: user, environment: ["HOME": user.home, "USER": user.name, "PATH": "/usr/bin:/bin"], logFD: devNull, cgroup: nil
+            arguments: [":\(display)", "-auth", authority, "-nolisten", "tcp", "-rfbauth", passwordFile,
+                        "-geometry", "1920x1080", "-depth", "24", "-AlwaysShared",
+                        "-rfbport", "-1", "-rfbunixpath", socket, "-rfbunixmode", "0600", "-SecurityTypes", "VncAuth"],
+            account: user, environment: ["HOME": user.home, "USER": user.name, "PATH": "/usr/bin:/bin"], logFD: devNull, cgroup: nil,
+            umask: 0o077
         ))
         rawServers[display] = pid
         return pid
+    }
+
+    /// Polls a raw server over its socket, with the check deskd makes (the listener is that Xvnc).
+    func waitForRaw(_ display: Int, limit: Double = 30) -> Bool {
+        guard let pid = rawServers[display] else { return false }
+        let socket = root.appendingPathComponent("raw-d\(display)/rfb.sock").path
+        let deadline = now() + limit
+        while now() < deadline {
+            if case .answered = RFBHandshake.attempt(.unixSocket(path: socket), xvnc: pid, timeoutMilliseconds: 500) { return true }
+            usleep(500)
+        }
+        return false
     }
 
     func stopRaw(_ display: Int) {
@@ -232,7 +261,7 @@ final class Bench: @unchecked Sendable {
         try? FileManager.default.createDirectory(atPath: vnc, withIntermediateDirectories: true)
         chown(vnc, user.uid, user.gid)
         let passwd = vnc + "/passwd"
-        FileManager.default.createFile(atPath: passwd, contents: Data(VNCPasswordFile.encode(password: SessionPassword.generate())))
+        _ = FileManager.default.createFile(atPath: passwd, contents: Data(VNCPasswordFile.encode(password: SessionPassword.generate())))
         chown(passwd, user.uid, user.gid)
         chmod(passwd, 0o600)
         let start = now()

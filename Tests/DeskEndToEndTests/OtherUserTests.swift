@@ -223,6 +223,30 @@ extension EndToEnd {
         }
     }
 
+    /// Session processes start with stdin, stdout and stderr only: not one descriptor of the
+    /// daemon's (its control socket, its connections, another session's log) reaches a user.
+    @Test func sessionProcessesHoldNoDescriptorOfTheDaemon() throws {
+        let victor = try TestUsers.ensure("deskt-victor")
+        let mallory = try TestUsers.ensure("deskt-mallory")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(victor); TestUsers.reap(mallory) }
+        let victors = try daemon.start(victor.name)
+        let mallorys = try daemon.start(mallory.name)
+        let deskd = try #require(daemon.process?.processIdentifier)
+        let daemonSockets = ProcFS.socketInodes(of: deskd)
+        for session in [victors, mallorys] {
+            let desktop = try #require(daemon.desktopPid(of: session))
+            for pid in [session.pid, desktop] {
+                #expect(ProcFS.socketInodes(of: pid).isDisjoint(with: daemonSockets), "pid \(pid) holds a socket of deskd's")
+                let targets = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap {
+                    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
+                }
+                let other = session.id == victors.id ? mallorys.id : victors.id
+                #expect(!targets.contains { $0.contains(other) || $0.hasSuffix("deskd.sock") || $0.hasSuffix("audit.log") }, "\(targets)")
+            }
+        }
+    }
+
     @Test func aNewgrpShellIsNotAnAdmin() throws {
         let victor = try TestUsers.ensure("deskt-victor")
         let mallory = try TestUsers.ensure("deskt-mallory")
