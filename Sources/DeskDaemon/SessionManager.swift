@@ -487,21 +487,26 @@ public actor SessionManager {
     /// stopped Xvnc answers nobody). Cheap enough to run every second.
     public func refresh(now: Date = Date()) {
         guard !records.isEmpty else { return }
-        var viewers: [String: Int] = [:]
+        // Candidate viewer connections by endpoint: the server ends of established connections.
+        var candidates: [String: [UInt64]] = [:]
         if records.values.contains(where: { $0.session.rfbSocket != nil }) {
             for socket in ProcFS.unixSockets(states: [ProcFS.UnixSocket.established]) where !socket.name.isEmpty {
-                viewers[socket.name, default: 0] += 1
+                candidates[socket.name, default: []].append(socket.inode)
             }
         }
         if records.values.contains(where: { $0.session.rfbPort != nil }) {
             for socket in ProcFS.tcpSockets(states: [ProcFS.TCPSocket.established]) {
-                viewers["tcp:\(socket.localPort)", default: 0] += 1
+                candidates["tcp:\(socket.localPort)", default: []].append(socket.inode)
             }
         }
         for (display, record) in records {
             var session = record.session
             let key = session.rfbPort.map { "tcp:\($0)" } ?? directory(of: record).rfbSocket
-            let clients = viewers[key] ?? 0
+            // A name or a port is not proof: a socket bound to the same path in another mount
+            // namespace, or an outgoing connection from the same local port, would count. Only
+            // connections Xvnc itself holds are viewers (read only when there is a candidate).
+            let found = candidates[key] ?? []
+            let clients = found.isEmpty ? 0 : ProcFS.socketInodes(of: session.pid).intersection(found).count
             if session.clients > 0 && clients == 0 { session.lastClientAt = now }
             if clients > 0 { session.lastClientAt = nil }
             session.clients = clients

@@ -117,6 +117,47 @@ extension EndToEnd {
         #expect(try daemon.deskctl(["probe", session.display.description]).status == 0)
     }
 
+    /// A socket bound at the session's socket path in another mount namespace (`unshare -rm`
+    /// gives any user one) carries the same name in sock_diag; its connections must not count
+    /// as viewers, or a user could keep another's idle session from being reaped.
+    @Test func connectionsToALookAlikeSocketInAnotherNamespaceAreNotViewers() throws {
+        let victor = try TestUsers.ensure("deskt-victor")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(victor) }
+        let session = try daemon.start(victor.name)
+        let real = daemon.runtimeDirectory + "/by-id/\(session.id)/rfb.sock"
+        let byID = daemon.runtimeDirectory + "/by-id"
+        let release = DispatchSemaphore(value: 0)
+        let ready = DispatchSemaphore(value: 0)
+        let connected = Mutex(0)
+        let thread = Thread {
+            guard desk_test_thread_tmpfs_over(byID) == 0, mkdir(byID + "/\(session.id)", 0o755) == 0 else { ready.signal(); return }
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard UnixSocketAddress(real)!.withSockaddr({ bind(listener, $0, $1) }) == 0, listen(listener, 8) == 0 else { ready.signal(); return }
+            var fds = [listener]
+            for _ in 0..<3 {
+                let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                if UnixSocketAddress(real)!.withSockaddr({ connect(client, $0, $1) }) == 0 {
+                    fds += [client, accept(listener, nil, nil)]
+                    connected.withLock { $0 += 1 }
+                }
+            }
+            ready.signal()
+            release.wait()
+            for fd in fds { close(fd) }
+        }
+        thread.start()
+        ready.wait()
+        defer { release.signal() }
+        try #require(connected.withLock { $0 } == 3, "could not set up the look-alike socket")
+        // The kernel reports three established connections under the session socket's name...
+        #expect(ProcFS.unixSockets(states: [ProcFS.UnixSocket.established]).filter { $0.name == real }.count == 3)
+        // ...and deskd counts none of them: Xvnc holds none.
+        usleep(1_500_000)
+        let shown = try daemon.deskctl(["show", session.display.description, "--json"]).decode(Session.self)
+        #expect(shown.clients == 0)
+    }
+
     enum Plant: String, CaseIterable {
         case fifo, symlink, socket, leasedFile
     }
