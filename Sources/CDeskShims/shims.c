@@ -39,13 +39,32 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 #define P_PIDFD 3
 #endif
 
+/* `fd` moved to 3 or above (a daemon started with 0, 1 or 2 closed gets them back from open):
+   the child's dup2 onto 0-2 must never overwrite a descriptor it still needs. */
+static int deskd_above_stdio(int fd) {
+    if (fd < 0 || fd > 2) return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return moved;
+}
+
 /* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
    and the child is a copy of one thread of it. Everything it needs was prepared before. */
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value) {
+    if (out_fd >= 0 && out_fd <= 2) { errno = EBADF; return -1; }
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0) { close(report[0]); close(report[1]); return -1; }
+    report[0] = deskd_above_stdio(report[0]);
+    report[1] = deskd_above_stdio(report[1]);
+    int devnull = deskd_above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (report[0] < 0 || report[1] < 0 || devnull < 0) {
+        int saved = errno;
+        if (report[0] >= 0) close(report[0]);
+        if (report[1] >= 0) close(report[1]);
+        if (devnull >= 0) close(devnull);
+        errno = saved;
+        return -1;
+    }
 
     struct clone_args args = {0};
     args.exit_signal = SIGCHLD;
@@ -55,12 +74,14 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
     }
     long pid = syscall(SYS_clone3, &args, sizeof(args));
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Handlers first, then the mask: a signal pending in the copied mask must find the
+           default action, never a handler of the daemon's running in this copy. */
         struct sigaction dfl = {0};
         dfl.sa_handler = SIG_DFL;
         for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         setsid();
         if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) goto failed;
         /* Close everything else but the report pipe, which closes itself on exec. A session
@@ -124,7 +145,8 @@ static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit
         ssize_t n = recv(fd, buffer, sizeof buffer, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) { close(fd); return -1; }
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+        int remaining = (int)n;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, remaining); h = NLMSG_NEXT(h, remaining)) {
             if (h->nlmsg_type == NLMSG_DONE) { close(fd); return 0; }
             if (h->nlmsg_type == NLMSG_ERROR) {
                 struct nlmsgerr *error = NLMSG_DATA(h);
@@ -137,11 +159,16 @@ static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit
     }
 }
 
-struct deskd_tcp_output { struct deskd_tcp_socket *out; int capacity; int count; };
+struct deskd_tcp_output { struct deskd_tcp_socket *out; int capacity; int count; unsigned short port_low, port_high; };
 
 static void deskd_visit_tcp(const struct nlmsghdr *h, void *context) {
     struct deskd_tcp_output *output = context;
     const struct inet_diag_msg *socket = NLMSG_DATA(h);
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof *socket)) return;
+    /* Only the ports asked about are counted: another user's thousands of sockets cost a
+       look at each, not an entry. */
+    unsigned short port = ntohs(socket->id.idiag_sport);
+    if (port < output->port_low || port > output->port_high) return;
     if (output->count < output->capacity) {
         struct deskd_tcp_socket *entry = &output->out[output->count];
         entry->local_port = ntohs(socket->id.idiag_sport);
@@ -153,7 +180,8 @@ static void deskd_visit_tcp(const struct nlmsghdr *h, void *context) {
     output->count++;
 }
 
-int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity) {
+int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, unsigned short port_high,
+                      struct deskd_tcp_socket *out, int capacity) {
     struct {
         struct nlmsghdr header;
         struct inet_diag_req_v2 request;
@@ -164,7 +192,7 @@ int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *
     message.request.sdiag_family = (unsigned char)family;
     message.request.sdiag_protocol = IPPROTO_TCP;
     message.request.idiag_states = states;
-    struct deskd_tcp_output output = { out, capacity, 0 };
+    struct deskd_tcp_output output = { out, capacity, 0, port_low, port_high };
     return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
 }
 
@@ -172,36 +200,50 @@ int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *
 #include <linux/unix_diag.h>
 #include <string.h>
 
-struct deskd_unix_output { struct deskd_unix_socket *out; int capacity; int count; };
+struct deskd_unix_output {
+    struct deskd_unix_socket *out; int capacity; int count;
+    const char *const *prefixes; int prefix_count;
+};
 
 static void deskd_visit_unix(const struct nlmsghdr *h, void *context) {
     struct deskd_unix_output *output = context;
     const struct unix_diag_msg *socket = NLMSG_DATA(h);
-    if (output->count < output->capacity) {
-        struct deskd_unix_socket *entry = &output->out[output->count];
-        memset(entry, 0, sizeof *entry);
-        entry->inode = socket->udiag_ino;
-        entry->state = socket->udiag_state;
-        int length = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *socket));
-        for (const struct rtattr *attribute = (const struct rtattr *)(socket + 1); RTA_OK(attribute, length); attribute = RTA_NEXT(attribute, length)) {
-            if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
-                memcpy(&entry->peer, RTA_DATA(attribute), sizeof(unsigned int));
-            } else if (attribute->rta_type == UNIX_DIAG_NAME) {
-                size_t size = RTA_PAYLOAD(attribute);
-                if (size > sizeof entry->name - 1) size = sizeof entry->name - 1;
-                memcpy(entry->name, RTA_DATA(attribute), size);
-                /* An abstract name starts with NUL; write it as "@name", as ss does. */
-                if (size > 0 && entry->name[0] == '\0') entry->name[0] = '@';
-                /* A path name is reported with its terminating NUL. */
-                else while (size > 0 && entry->name[size - 1] == '\0') size--;
-                entry->name_length = (unsigned short)size;
-            }
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof *socket)) return;
+    struct deskd_unix_socket entry;
+    memset(&entry, 0, sizeof entry);
+    entry.inode = socket->udiag_ino;
+    entry.state = socket->udiag_state;
+    int length = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *socket));
+    for (const struct rtattr *attribute = (const struct rtattr *)(socket + 1); RTA_OK(attribute, length); attribute = RTA_NEXT(attribute, length)) {
+        if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
+            memcpy(&entry.peer, RTA_DATA(attribute), sizeof(unsigned int));
+        } else if (attribute->rta_type == UNIX_DIAG_NAME) {
+            size_t size = RTA_PAYLOAD(attribute);
+            if (size > sizeof entry.name - 1) size = sizeof entry.name - 1;
+            memcpy(entry.name, RTA_DATA(attribute), size);
+            /* An abstract name starts with NUL; write it as "@name", as ss does. */
+            if (size > 0 && entry.name[0] == '\0') entry.name[0] = '@';
+            /* A path name is reported with its terminating NUL. */
+            else while (size > 0 && entry.name[size - 1] == '\0') size--;
+            entry.name_length = (unsigned short)size;
         }
     }
+    /* Only names under the prefixes asked about are counted: any user can make a hundred
+       thousand sockets, and each would otherwise become an entry for deskd to walk. */
+    if (output->prefix_count > 0) {
+        int wanted = 0;
+        for (int i = 0; i < output->prefix_count && !wanted; i++) {
+            size_t prefix_length = strlen(output->prefixes[i]);
+            wanted = entry.name_length >= prefix_length && memcmp(entry.name, output->prefixes[i], prefix_length) == 0;
+        }
+        if (!wanted) return;
+    }
+    if (output->count < output->capacity) output->out[output->count] = entry;
     output->count++;
 }
 
-int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int capacity) {
+int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,
+                       struct deskd_unix_socket *out, int capacity) {
     struct {
         struct nlmsghdr header;
         struct unix_diag_req request;
@@ -212,6 +254,6 @@ int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int c
     message.request.sdiag_family = AF_UNIX;
     message.request.udiag_states = states;
     message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
-    struct deskd_unix_output output = { out, capacity, 0 };
+    struct deskd_unix_output output = { out, capacity, 0, prefixes, prefix_count };
     return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
 }

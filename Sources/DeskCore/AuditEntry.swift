@@ -19,7 +19,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public var ok: Bool
     /// On failure, the error code; on success, what happened ("started", "killed :3, :4").
     public var outcome: String
-    /// Refusals of this caller left out of the trail just before this entry (see `RefusalLimiter`).
+    /// Entries of this caller left out of the trail just before this entry (see `AuditLimiter`).
     public var suppressed: Int?
 
     public init(time: Date, peerUID: UInt32, peerPID: Int32, peerUser: String?, command: Command, user: String? = nil,
@@ -71,12 +71,14 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public static let auditedCommands: Set<Command> = [.start, .kill, .reap, .passwd]
 }
 
-/// Keeps refused requests from flushing the audit trail. The trail rotates at a fixed size, so a
-/// user looping over refused requests could otherwise push every real entry out of it. Each
-/// caller may have `perMinute` refusals recorded (a token bucket, refilled continuously); the
-/// rest are counted, and the count rides on that caller's next recorded entry as `suppressed`.
-/// Successful requests are always recorded: they are bounded by the start rate and session limits.
-public struct RefusalLimiter: Sendable {
+/// Keeps requests that changed nothing from flushing the audit trail. The trail rotates at a
+/// fixed size, so a user looping over refused requests, or over requests that succeed without
+/// effect (`kill --all` with nothing to kill, `reap --dry-run`, `passwd` on their own desktop),
+/// could otherwise push every real entry out of it. Each caller may have `perMinute` such entries
+/// recorded (a token bucket, refilled continuously); the rest are counted, and the count rides on
+/// that caller's next recorded entry as `suppressed`. Entries that started or ended sessions are
+/// always recorded: starts are bounded by the start rate and the session limits, and ends by starts.
+public struct AuditLimiter: Sendable {
     public let perMinute: Int
     private var buckets: [UInt32: (tokens: Double, at: Double, suppressed: Int)] = [:]
 
@@ -85,14 +87,15 @@ public struct RefusalLimiter: Sendable {
     }
 
     /// What to write for `entry` at `now` (seconds on a monotonic clock): the entry, with the
-    /// count of refusals left out before it, or nil to leave it out.
-    public mutating func admit(_ entry: AuditEntry, now: Double) -> AuditEntry? {
+    /// count of entries left out before it, or nil to leave it out. `changedSessions` says the
+    /// request started or ended at least one session.
+    public mutating func admit(_ entry: AuditEntry, changedSessions: Bool, now: Double) -> AuditEntry? {
         let uid = entry.peerUID
         let rate = Double(perMinute) / 60
         var bucket = buckets[uid] ?? (Double(perMinute), now, 0)
         bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now
-        if !entry.ok {
+        if !(entry.ok && changedSessions) {
             guard bucket.tokens >= 1 else {
                 bucket.suppressed += 1
                 buckets[uid] = bucket

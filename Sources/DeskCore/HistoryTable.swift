@@ -14,7 +14,7 @@ public enum HistoryTable {
                 entry.command.rawValue,
                 entry.user ?? "-",
                 entry.display?.description ?? "-",
-                entry.outcome + (entry.suppressed.map { " (after \($0) refusals not recorded)" } ?? ""),
+                entry.outcome + (entry.suppressed.map { " (after \($0) requests that changed nothing, not recorded)" } ?? ""),
             ].map { TerminalText.escape($0) }
         }
         let header = ["TIME", "BY", "COMMAND", "USER", "DISPLAY", "OUTCOME"]

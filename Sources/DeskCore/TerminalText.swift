@@ -3,7 +3,7 @@
 /// User names from NSS, desktop names, the audit trail's request fields and the tails of logs a
 /// user writes can all hold escape sequences; printed raw on an admin's terminal they could
 /// retitle it, rewrite what is on screen or, on some terminals, inject input. deskctl passes
-/// every such string through `escape` before it prints it for a person (JSON escapes on its own).
+/// every such string through `escape` before it prints it for a person, and JSON through `escapeJSON`.
 public enum TerminalText {
     /// C0 controls (except tab), DEL, C1 controls and the bidirectional overrides become visible
     /// escapes (`\x1b`, `\u{202e}`); everything else, and a lone newline when `keepNewlines`, stays.
@@ -14,6 +14,23 @@ public enum TerminalText {
         for scalar in text.unicodeScalars {
             if needsEscape(scalar, keepNewlines: keepNewlines) {
                 result += scalar.value < 0x100 ? "\\x" + hex(scalar.value, width: 2) : "\\u{" + hex(scalar.value, width: 4) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// JSON text with DEL, C1 controls and the bidi overrides written as `\uXXXX` escapes:
+    /// JSONEncoder escapes only C0, and `deskctl list --json` is read on terminals too. The
+    /// result decodes to the same values (outside strings, JSON is plain ASCII).
+    public static func escapeJSON(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { $0.value >= 0x7F && needsEscape($0, keepNewlines: true) }) else { return json }
+        var result = ""
+        result.reserveCapacity(json.utf8.count + 16)
+        for scalar in json.unicodeScalars {
+            if scalar.value >= 0x7F, needsEscape(scalar, keepNewlines: true) {
+                result += "\\u" + hex(scalar.value, width: 4)
             } else {
                 result.unicodeScalars.append(scalar)
             }

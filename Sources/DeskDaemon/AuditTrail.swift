@@ -1,4 +1,5 @@
 import DeskCore
+import DeskLinux
 import Foundation
 import Glibc
 import Logging
@@ -6,26 +7,28 @@ import Synchronization
 
 /// The audit trail: one JSON line per state-changing request in `<state>/audit.log`,
 /// root-only (0600). Appends are single write(2)s with O_APPEND, so lines never interleave.
-/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped), so refused
-/// requests are rate-limited per caller (`RefusalLimiter`) and every field is capped: no user
-/// can flush the entries that matter out of the trail with requests that fail.
+/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped), so requests that
+/// started or ended no session are rate-limited per caller (`AuditLimiter`) and every field is
+/// capped: no user can flush the entries that matter out of the trail with requests that fail
+/// or do nothing.
 final class AuditTrail: Sendable {
     let path: String
     let rotateBytes: Int
     private let logger: Logger
     private let lock = NSLock()
-    private let refusals: Mutex<RefusalLimiter>
+    private let limiter: Mutex<AuditLimiter>
 
-    init(path: String, rotateBytes: Int = 16 << 20, refusalsPerMinute: Int = 30, logger: Logger) {
+    init(path: String, rotateBytes: Int = 16 << 20, idlePerMinute: Int = 30, logger: Logger) {
         self.path = path
         self.rotateBytes = rotateBytes
         self.logger = logger
-        self.refusals = Mutex(RefusalLimiter(perMinute: refusalsPerMinute))
+        self.limiter = Mutex(AuditLimiter(perMinute: idlePerMinute))
     }
 
-    func record(_ entry: AuditEntry) {
+    /// `changedSessions`: the request started or ended at least one session (see `AuditLimiter`).
+    func record(_ entry: AuditEntry, changedSessions: Bool) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-        guard let admitted = refusals.withLock({ $0.admit(entry.capped(), now: now) }),
+        guard let admitted = limiter.withLock({ $0.admit(entry.capped(), changedSessions: changedSessions, now: now) }),
               var line = try? JSONEncoder.desk.encode(admitted) else { return }
         line.append(UInt8(ascii: "\n"))
         lock.withLock {
@@ -46,19 +49,119 @@ final class AuditTrail: Sendable {
         }
     }
 
-    /// Entries visible to `caller`, oldest first, from the rotated file and the current one.
-    func entries(visibleTo caller: Caller, since: Date?, user: String?) -> [AuditEntry] {
-        let decoder = JSONDecoder.desk
-        var result: [AuditEntry] = []
-        for file in [path + ".1", path] {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
-            for line in data.split(separator: UInt8(ascii: "\n")) {
-                guard let entry = try? decoder.decode(AuditEntry.self, from: line), entry.isVisible(to: caller) else { continue }
-                if let since, entry.time < since { continue }
-                if let user, entry.user != user && entry.peerUser != user { continue }
-                result.append(entry)
-            }
+    /// The newest entries visible to `caller` (since `since`, about `user`), oldest first: at most
+    /// `count` of them and `bytes` of their JSON. The files are read backwards from their end and
+    /// the read stops as soon as the reply is full, on a thread of its own, one read per caller at
+    /// a time and a few at once in all: the trail holds up to 32 MiB, and `history` in a loop must
+    /// cost the daemon neither its threads nor its memory.
+    func newest(visibleTo caller: Caller, since: Date?, user: String?, count: Int, bytes: Int) async throws(DeskError) -> [AuditEntry] {
+        if let refusal = readers.withLock({ $0.enter(uid: caller.uid) }) { throw refusal }
+        let files = [path, path + ".1"]
+        let entries = await onDedicatedThread {
+            Self.newest(in: files, visibleTo: caller, since: since, user: user, count: count, bytes: bytes)
         }
-        return result
+        readers.withLock { $0.leave(uid: caller.uid) }
+        return entries
+    }
+
+    /// The work of `newest`, newest file first.
+    static func newest(in files: [String], visibleTo caller: Caller, since: Date?, user: String?, count: Int, bytes: Int) -> [AuditEntry] {
+        let decoder = JSONDecoder.desk
+        // Users see their own lines only; a byte search finds the candidates before any decoding.
+        // Keys are sorted and values escaped, so `"uid":1001` cannot hide inside another field.
+        let needles = caller.isAdmin ? [] : ["\"peerUID\":\(caller.uid),", "\"uid\":\(caller.uid),", "\"uid\":\(caller.uid)}"].map { Array($0.utf8) }
+        var kept: [AuditEntry] = []
+        var total = 0
+        for file in files {
+            var full = false
+            BackwardLines.each(in: file) { line in
+                guard needles.isEmpty || needles.contains(where: { line.contains($0) }),
+                      let entry = try? decoder.decode(AuditEntry.self, from: Data(line)), entry.isVisible(to: caller) else { return true }
+                // The trail is written in time order: the first entry older than `since` ends the read.
+                if let since, entry.time < since { full = true; return false }
+                if let user, entry.user != user && entry.peerUser != user { return true }
+                total += line.count + 1
+                guard total <= bytes, kept.count < count else { full = true; return false }
+                kept.append(entry)
+                return true
+            }
+            if full { break }
+        }
+        return kept.reversed()
+    }
+
+    /// Who is reading the trail now.
+    private let readers = Mutex(HistoryReaders())
+}
+
+/// One history read per caller at a time, and `total` at once in all.
+struct HistoryReaders {
+    var reading: Set<UInt32> = []
+    let total = 4
+
+    mutating func enter(uid: UInt32) -> DeskError? {
+        if reading.contains(uid) {
+            return DeskError(.limitReached, "a history request of yours is still being read; wait for it to finish.")
+        }
+        if reading.count >= total {
+            return DeskError(.limitReached, "deskd is reading \(reading.count) histories, its limit; try again in a few seconds.")
+        }
+        reading.insert(uid)
+        return nil
+    }
+
+    mutating func leave(uid: UInt32) {
+        reading.remove(uid)
+    }
+}
+
+/// The lines of a file from its last to its first, read in chunks from the end, so a reader that
+/// wants only the newest lines of a large file reads only those.
+enum BackwardLines {
+    /// Calls `body` with each line, last first, until it returns false. A line longer than
+    /// `longest` (the trail never writes one) is skipped.
+    static func each(in path: String, chunk: Int = 64 << 10, longest: Int = 1 << 20, _ body: (ArraySlice<UInt8>) -> Bool) {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        var end = Int(info.st_size)
+        // The start of the line that began in the chunk after this one, still to be completed.
+        var tail: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while end > 0 {
+            let start = max(0, end - chunk)
+            let read = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, end - start, off_t(start)) }
+            guard read == end - start else { return }
+            var block = Array(buffer[0..<read])
+            if tail.count <= longest { block += tail }
+            var lineEnd = block.count
+            var index = block.count - 1
+            while index >= 0 {
+                if block[index] == UInt8(ascii: "\n") {
+                    if lineEnd > index + 1, !body(block[(index + 1)..<lineEnd]) { return }
+                    lineEnd = index
+                }
+                index -= 1
+            }
+            tail = Array(block[0..<lineEnd])
+            end = start
+        }
+        if !tail.isEmpty, tail.count <= longest { _ = body(tail[...]) }
+    }
+}
+
+extension ArraySlice<UInt8> {
+    /// Whether `needle` occurs in these bytes.
+    func contains(_ needle: [UInt8]) -> Bool {
+        guard needle.count <= count, let first = needle.first else { return needle.isEmpty }
+        var index = startIndex
+        let last = endIndex - needle.count
+        while index <= last {
+            if self[index] == first, self[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
     }
 }

@@ -35,7 +35,8 @@ public struct ControlHandler: Sendable {
         }
         if AuditEntry.auditedCommands.contains(request.command) {
             let owner = await request.display.asyncMap { await manager.owner(of: Display($0)) } ?? nil
-            audit.record(auditEntry(request, response, caller: caller, displayOwner: owner))
+            let changed = request.command == .start || ([.kill, .reap].contains(request.command) && request.dryRun != true && !(response.sessions ?? []).isEmpty)
+            audit.record(auditEntry(request, response, caller: caller, displayOwner: owner), changedSessions: response.ok && changed)
         }
         return response
     }
@@ -115,8 +116,9 @@ public struct ControlHandler: Sendable {
             if let name = request.user, !caller.isAdmin, name != caller.userName {
                 throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
             }
-            let entries = audit.entries(visibleTo: caller, since: request.since.map(Date.init(timeIntervalSince1970:)), user: request.user)
-            return Response(history: Self.newest(entries, count: Self.historyLimit, bytes: Self.historyReplyBytes))
+            return Response(history: try await audit.newest(
+                visibleTo: caller, since: request.since.map(Date.init(timeIntervalSince1970:)), user: request.user,
+                count: Self.historyLimit, bytes: Self.historyReplyBytes))
         }
     }
 
@@ -124,19 +126,6 @@ public struct ControlHandler: Sendable {
     static let historyLimit = 2000
     /// And at most this much JSON, so one reply never holds more than a bounded buffer.
     static let historyReplyBytes = 1 << 20
-
-    /// The newest entries that fit both caps, oldest first.
-    static func newest(_ entries: [AuditEntry], count: Int, bytes: Int) -> [AuditEntry] {
-        let encoder = JSONEncoder.desk
-        var kept: [AuditEntry] = []
-        var total = 0
-        for entry in entries.reversed().prefix(count) {
-            total += ((try? encoder.encode(entry))?.count ?? 0) + 1
-            guard total <= bytes else { break }
-            kept.append(entry)
-        }
-        return kept.reversed()
-    }
 
     /// Root and members of the admin group are admins. Membership comes from the account
     /// database for the peer's uid alone: not from the peer's gid, which a `newgrp` or `sg`

@@ -82,13 +82,13 @@ public struct ControlServer: Service {
 
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, peer: PeerCredentials) async {
         do {
-            try await connection.executeThenClose { inbound, outbound in
+            try await connection.executeThenClose { inbound, _ in
                 let reply: Response
                 switch await readRequest(inbound) {
                 case .success(let bytes): reply = await handler.handle(bytes, from: peer)
                 case .failure(let error): reply = Response(error: error)
                 }
-                try await write(reply, to: outbound)
+                try await write(reply, to: connection.channel)
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["peer.uid": "\(peer.uid)", "error": "\(error)"])
@@ -98,20 +98,25 @@ public struct ControlServer: Service {
     /// Answers without reading: the caller holds too many connections, or everyone does.
     private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ error: DeskError, peer: PeerCredentials) async {
         logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"])
-        try? await connection.executeThenClose { _, outbound in
-            try await write(Response(error: error), to: outbound)
+        try? await connection.executeThenClose { _, _ in
+            try await write(Response(error: error), to: connection.channel)
         }
     }
 
-    /// One reply: a JSON object and a newline, written within the write deadline.
-    private func write(_ response: Response, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+    /// One reply: a JSON object and a newline, on the wire within the write deadline or the
+    /// connection closed. It goes through the channel itself, not the async writer: the writer
+    /// returns once it has queued the bytes, and closing then would drop whatever the socket had
+    /// not yet taken (a large history reply, cut off mid-object).
+    private func write(_ response: Response, to channel: any Channel) async throws {
         var data = try JSONEncoder.desk.encode(response)
         data.append(UInt8(ascii: "\n"))
         let buffer = ByteBuffer(bytes: data)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await outbound.write(buffer) }
+            group.addTask { try await channel.writeAndFlush(buffer).get() }
             group.addTask { [writeDeadline] in
                 try await Task.sleep(for: writeDeadline)
+                // Closing fails the pending write, so the task above ends too.
+                try? await channel.close().get()
                 throw ChannelError.outputClosed
             }
             try await group.next()

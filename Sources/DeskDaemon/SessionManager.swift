@@ -73,8 +73,8 @@ public actor SessionManager {
 
     private let startedAt = Date()
 
-    public func status() -> DaemonStatus {
-        refresh()
+    public func status() async -> DaemonStatus {
+        await refresh()
         let sessions = records.values.map(\.session)
         return DaemonStatus(
             daemonVersion: DeskVersion.current, pid: getpid(), startedAt: startedAt,
@@ -149,17 +149,37 @@ public actor SessionManager {
         // Another X server can win a display between our look and Xvnc's own lock: then try the next.
         var tried: Set<Display> = []
         while true {
-            // Lock files are anyone's to plant; reading them (bounded as they are) is no work for the actor.
-            let snapshot = await onDedicatedThread { DisplaySnapshot.take() }
-            var planted: [(Display, String)] = []
-            let display = try allocator.choose(requested: requested, skipping: tried) { display in
-                if records[display] != nil || reserved[display] != nil { return .heldByDeskd }
-                let occupancy = snapshot.occupancy(of: display)
-                if case .unusableLock(let what) = occupancy { planted.append((display, what)) }
-                return occupancy
+            // Lock files are anyone's to plant: the look at the host (listeners, then lock files
+            // from the lowest display up) runs off the actor, against the displays deskd held
+            // when it began; one taken meanwhile sends the choice round again.
+            let range = configuration.displayRange
+            let held = Set(records.keys).union(reserved.keys)
+            let allocator = self.allocator
+            let skipping = tried
+            let choice = await onDedicatedThread { () -> Result<(Display, [(Display, String)]), DeskError> in
+                let snapshot = DisplaySnapshot.take(displays: range)
+                var planted: [(Display, String)] = []
+                return Result { () throws(DeskError) in
+                    let display = try allocator.choose(requested: requested, skipping: skipping) { display in
+                        if held.contains(display) { return .heldByDeskd }
+                        let occupancy = snapshot.occupancy(of: display)
+                        if case .unusableLock(let what) = occupancy { planted.append((display, what)) }
+                        return occupancy
+                    }
+                    // A stale lock (a dead server's) is cleared here too, for the same reason.
+                    XLockFile.reclaim(display)
+                    return (display, planted)
+                }
             }
+            let (display, planted) = try choice.get()
             for (skipped, what) in planted {
                 logger.notice("display skipped: its lock file is not an X server's", metadata: ["session.display": "\(skipped)", "lock": "\(what)"])
+            }
+            if records[display] != nil || reserved[display] != nil {
+                if requested != nil {
+                    throw DeskError(.displayBusy, "display \(display) is in use: \(DisplayOccupancy.heldByDeskd.reason); pick another or leave out --display.")
+                }
+                continue
             }
             reserved[display] = account.uid
             do {
@@ -238,7 +258,6 @@ public actor SessionManager {
         } catch { throw LaunchError.failed(error) }
         xstartup = XstartupTemplate.sessionScript(xstartup, preferringUserXstartup: userXstartup)
 
-        XLockFile.reclaim(display)
         let password = SessionPassword.generate()
         let logs = try directory.create(owner: account.uid, group: account.gid, contents: .init(
             password: VNCPasswordFile.encode(password: password),
@@ -307,7 +326,7 @@ public actor SessionManager {
             logger.warning("session endpoint held by another process; start refused", metadata: metadata(record.session).merging(["endpoint.holder": "\(what)"]) { $1 })
             throw LaunchError.failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."))
         case .exited:
-            let lines = directory.tail(of: directory.xvncLog)
+            let lines = await onDedicatedThread { directory.tail(of: directory.xvncLog) }
             await tearDown(record, reason: "xvnc exited during start")
             if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
                 throw LaunchError.displayTaken
@@ -398,8 +417,8 @@ public actor SessionManager {
 
     // MARK: List, show, kill
 
-    public func list(all: Bool, caller: Caller) -> [Session] {
-        refresh()
+    public func list(all: Bool, caller: Caller) async -> [Session] {
+        await refresh()
         return records.values.map(\.session)
             .filter { all && caller.isAdmin ? true : $0.uid == caller.uid }
             .sorted { $0.display < $1.display }
@@ -452,7 +471,7 @@ public actor SessionManager {
     /// Gives a running session a new password (or, `viewOnly`, a new view-only password beside
     /// the kept full one). Xvnc reads its password file at every authentication, so the next
     /// viewer needs the new one and nothing restarts; connected viewers stay connected.
-    public func rotatePassword(_ display: Display, viewOnly: Bool, caller: Caller) throws(DeskError) -> Session {
+    public func rotatePassword(_ display: Display, viewOnly: Bool, caller: Caller) async throws(DeskError) -> Session {
         guard let record = records[display] else {
             throw DeskError(.noSuchSession, "there is no deskd session on display \(display); see the running ones with deskctl list.")
         }
@@ -462,7 +481,7 @@ public actor SessionManager {
         let fresh = SessionPassword.generate()
         let bytes: [UInt8]
         if viewOnly {
-            guard let current = directory.readPasswordFile().flatMap(VNCPasswordFile.decode) else {
+            guard let current = await onDedicatedThread({ directory.readPasswordFile() }).flatMap(VNCPasswordFile.decode) else {
                 throw DeskError(.internalError, "the password file of \(display) is missing or damaged; set a new full password first with: deskctl passwd \(display).")
             }
             bytes = VNCPasswordFile.encode(password: current, viewOnly: fresh)
@@ -470,7 +489,11 @@ public actor SessionManager {
             // A new full password also drops any view-only one: rotating is how access is revoked.
             bytes = VNCPasswordFile.encode(password: fresh)
         }
-        do { try directory.replacePassword(bytes, owner: session.uid, group: session.gid) } catch {
+        // The directory is the user's: written off the actor, like every other touch of it.
+        let written = await onDedicatedThread { () -> Result<Void, OSError> in
+            Result { () throws(OSError) in try directory.replacePassword(bytes, owner: session.uid, group: session.gid) }
+        }
+        if case .failure(let error) = written {
             throw DeskError(.internalError, "could not write the new password for \(display): \(error).")
         }
         logger.info(viewOnly ? "session view-only password set" : "session password rotated", metadata: metadata(session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
@@ -481,43 +504,36 @@ public actor SessionManager {
 
     // MARK: Viewers, health, reaping
 
-    /// Updates viewer counts, idle times and health from the kernel: one sock_diag dump for every
-    /// session (a viewer is an established connection to the session's RFB socket, which an
-    /// accepted Unix connection names, or to its TCP port), and Xvnc's run state in /proc (a
-    /// stopped Xvnc answers nobody). Cheap enough to run every second.
-    public func refresh(now: Date = Date()) {
+    /// Updates viewer counts, idle times and health from the kernel (`ViewerCensus`). The census
+    /// runs off the actor, so however many sockets the host holds, requests are not held up;
+    /// its answer is applied by session id, to the sessions still there when it comes back.
+    /// Cheap enough to run every second.
+    public func refresh(now: Date = Date()) async {
         guard !records.isEmpty else { return }
-        // Candidate viewer connections by endpoint: the server ends of established connections.
-        var candidates: [String: [UInt64]] = [:]
-        if records.values.contains(where: { $0.session.rfbSocket != nil }) {
-            for socket in ProcFS.unixSockets(states: [ProcFS.UnixSocket.established]) where !socket.name.isEmpty {
-                candidates[socket.name, default: []].append(socket.inode)
-            }
+        let subjects = records.values.map { record in
+            ViewerCensus.Subject(sessionID: record.session.id, xvnc: record.session.pid, endpoint: endpoint(of: record))
         }
-        if records.values.contains(where: { $0.session.rfbPort != nil }) {
-            for socket in ProcFS.tcpSockets(states: [ProcFS.TCPSocket.established]) {
-                candidates["tcp:\(socket.localPort)", default: []].append(socket.inode)
-            }
-        }
+        let socketDirectory = configuration.runtimeDirectory
+        let counts = await onDedicatedThread { ViewerCensus.take(subjects, socketDirectory: socketDirectory) }
         for (display, record) in records {
+            guard let count = counts[record.session.id] else { continue }
             var session = record.session
-            let key = session.rfbPort.map { "tcp:\($0)" } ?? directory(of: record).rfbSocket
-            // A name or a port is not proof: a socket bound to the same path in another mount
-            // namespace, or an outgoing connection from the same local port, would count. Only
-            // connections Xvnc itself holds are viewers (read only when there is a candidate).
-            let found = candidates[key] ?? []
-            let clients = found.isEmpty ? 0 : ProcFS.socketInodes(of: session.pid).intersection(found).count
+            let clients = count.viewers
             if session.clients > 0 && clients == 0 { session.lastClientAt = now }
             if clients > 0 { session.lastClientAt = nil }
             session.clients = clients
             session.idleSeconds = clients > 0 ? 0 : max(0, Int(now.timeIntervalSince(session.lastClientAt ?? session.startedAt)))
-            let stopped = ProcFS.process(session.pid).map { $0.state == "T" || $0.state == "t" } ?? false
-            session.state = stopped || failedProbes.contains(session.id) ? .unresponsive : .ready
+            session.state = count.xvncStopped || failedProbes.contains(session.id) ? .unresponsive : .ready
             guard session != record.session else { continue }
             let persist = session.lastClientAt != record.session.lastClientAt || session.state != record.session.state
             records[display]?.session = session
             if persist, let updated = records[display] { try? store.save(updated) }
         }
+    }
+
+    /// Where the session's Xvnc serves RFB.
+    private func endpoint(of record: SessionRecord) -> RFBEndpoint {
+        record.session.rfbPort.map(RFBEndpoint.tcp(port:)) ?? .unixSocket(path: directory(of: record).rfbSocket)
     }
 
     /// Applies the configured idle limit, as root would with `deskctl reap --idle`.
@@ -530,14 +546,18 @@ public actor SessionManager {
     /// Displays in range held by X servers deskd did not start: never touched, never allocated over.
     public func foreignDisplays(caller: Caller) async -> [ForeignDisplay] {
         guard caller.isAdmin else { return [] }
-        let snapshot = await onDedicatedThread { DisplaySnapshot.take() }
-        return configuration.displayRange.map(Display.init).compactMap { display in
-            guard records[display] == nil, reserved[display] == nil else { return nil }
-            let occupancy = snapshot.occupancy(of: display)
-            guard !occupancy.isUsable else { return nil }
-            var pid: Int32?
-            if case .liveLock(let owner) = occupancy, owner > 0 { pid = owner }
-            return ForeignDisplay(display: display, reason: occupancy.reason, pid: pid)
+        let range = configuration.displayRange
+        let held = Set(records.keys).union(reserved.keys)
+        return await onDedicatedThread {
+            let snapshot = DisplaySnapshot.take(displays: range)
+            return range.map(Display.init).compactMap { display in
+                guard !held.contains(display) else { return nil }
+                let occupancy = snapshot.occupancy(of: display)
+                guard !occupancy.isUsable else { return nil }
+                var pid: Int32?
+                if case .liveLock(let owner) = occupancy, owner > 0 { pid = owner }
+                return ForeignDisplay(display: display, reason: occupancy.reason, pid: pid)
+            }
         }
     }
 
@@ -554,7 +574,7 @@ public actor SessionManager {
             }
             uid = account.uid
         }
-        refresh()
+        await refresh()
         let idleOnes = records.values
             .filter { policy.mayAct(caller, onSessionOf: $0.session.uid) && (uid == nil || $0.session.uid == uid) }
             .filter { $0.session.clients == 0 && $0.session.idleSeconds >= idle }
@@ -579,8 +599,8 @@ public actor SessionManager {
         let session = try show(display, caller: caller)
         guard let record = records[display] else { throw DeskError(.noSuchSession, "display \(display) ended while it was being probed.") }
         let directory = directory(of: record)
-        let password = directory.readPasswordFile().flatMap(VNCPasswordFile.decode)
-        let endpoint: RFBEndpoint = session.rfbPort.map(RFBEndpoint.tcp(port:)) ?? .unixSocket(path: directory.rfbSocket)
+        let password = await onDedicatedThread { directory.readPasswordFile() }.flatMap(VNCPasswordFile.decode)
+        let endpoint = endpoint(of: record)
         let host = configuration.vncExposure.reachableAddress
         let passwordProbe = configuration.vncExposure.allowsPasswordProbe
         let xvnc = session.pid
@@ -608,14 +628,15 @@ public actor SessionManager {
         switch outcome {
         case .success(let report):
             failedProbes.remove(session.id)
-            refresh()
+            await refresh()
             return report
         case .failure(.impostor(let what)):
             logger.warning("session endpoint held by another process", metadata: metadata(session).merging(["endpoint.holder": "\(what)"]) { $1 })
             throw DeskError(.displayBusy, "display \(display) was not probed: \(what); deskd sent it nothing. Kill the session (deskctl kill \(display)) and start a new one.")
         case .failure:
-            failedProbes.insert(session.id)
-            refresh()
+            // Only for a session still here: one that ended while it was probed keeps no mark.
+            if records.values.contains(where: { $0.session.id == session.id }) { failedProbes.insert(session.id) }
+            await refresh()
             return ProbeReport(display: display, answered: false)
         }
     }
@@ -698,12 +719,19 @@ public actor SessionManager {
         cgroup?.remove()
         // Reap what is deskd's own child and was never watched (a start that failed early).
         for pid in [session.pid, session.desktopPid ?? 0] where pid > 0 { waitpid(pid, nil, WNOHANG) }
-        if session.pid > 0 { XLockFile.release(session.display, ownedBy: session.pid) }
         directories.unpublish(session.display, sessionID: session.id)
         // An older deskd's directory sits at displays/<n>; once that is a link, it is a newer session's.
-        var info = stat()
-        if record.directory != nil || (lstat(directory(of: record).path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) {
-            directory(of: record).remove()
+        // The tree is the user's, as large and as slow as they made it, and the lock is anyone's:
+        // both are dealt with off the actor, so a session of 400,000 files ends slowly without
+        // holding up anyone else's request.
+        let directory = directory(of: record)
+        let isOwnDirectory = record.directory != nil
+        await onDedicatedThread {
+            if session.pid > 0 { XLockFile.release(session.display, ownedBy: session.pid) }
+            var info = stat()
+            if isOwnDirectory || (lstat(directory.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR) {
+                directory.remove()
+            }
         }
         store.remove(sessionID: session.id)
         if records[session.display]?.session.id == session.id {

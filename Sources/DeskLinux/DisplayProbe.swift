@@ -3,15 +3,18 @@ import Glibc
 
 /// Looks at the host to say what occupies each X display.
 ///
-/// One snapshot reads /proc/net once, so probing :1...:99 costs three file reads, not 99 connects.
+/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
+/// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
 public struct DisplaySnapshot: Sendable {
     let listeningTCPPorts: Set<Int>
     let listeningUnixPaths: Set<String>
 
-    public static func take() -> DisplaySnapshot {
-        DisplaySnapshot(
-            listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen]).map(\.localPort)),
-            listeningUnixPaths: ProcFS.listeningUnixSocketPaths()
+    public static func take(displays: ClosedRange<Int>) -> DisplaySnapshot {
+        let first = Display(displays.lowerBound), last = Display(displays.upperBound)
+        let ports = min(first.rfbPort, first.x11Port)...max(last.rfbPort, last.x11Port)
+        return DisplaySnapshot(
+            listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
+            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes)
         )
     }
 
@@ -42,7 +45,8 @@ public enum XLockFile {
     public enum Status: Equatable {
         case absent
         case live(pid: pid_t)
-        /// The pid is dead, or the file is unreadable garbage no X server wrote.
+        /// The pid is dead, the file is unreadable garbage no X server wrote, or it names a
+        /// process that its owner does not run.
         case stale(pid: pid_t?)
         /// Not a lock an X server wrote: what it is, with its path, for a log line and `list --all`.
         case unusable(String)
@@ -53,18 +57,25 @@ public enum XLockFile {
 
     public static func read(_ display: Display) -> Status {
         let bytes: [UInt8]
+        let fileOwner: uid_t
         switch UntrustedFile.read(display.lockPath, limit: sizeLimit) {
         case .missing: return .absent
         case .refused(let why): return .unusable("\(display.lockPath) \(why)")
-        case .contents(let contents, _, _): bytes = contents
+        case .contents(let contents, _, let owner):
+            bytes = contents
+            fileOwner = owner
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \n")
         // A regular file without a pid (a half-written lock, or planted garbage) is removed like a
         // stale one: unlinking a regular file in sticky /tmp harms no one.
         guard let pid = pid_t(text), pid > 0 else { return .stale(pid: nil) }
         // Like the X server: a pid we may not signal (EPERM) is alive.
-        if kill(pid, 0) == 0 || errno == EPERM, ProcFS.isAlive(pid) { return .live(pid: pid) }
-        return .stale(pid: pid)
+        guard kill(pid, 0) == 0 || errno == EPERM, ProcFS.isAlive(pid) else { return .stale(pid: pid) }
+        // An X server writes its own lock, so the file's owner runs the process it names (root's
+        // is trusted: no one else can make one). A lock of Mallory's naming pid 1 is not a server's,
+        // and is cleared like a stale one: otherwise 99 such files would stop every start.
+        if fileOwner != 0, !ProcFS.uids(of: pid).contains(fileOwner) { return .stale(pid: pid) }
+        return .live(pid: pid)
     }
 
     /// Removes a stale lock and the dead server's socket before a start. Both live in sticky
@@ -84,10 +95,15 @@ public enum XLockFile {
 
     private static func removeLockAndSocket(_ display: Display) {
         unlink(display.lockPath)
-        if !ProcFS.listeningUnixSocketPaths().contains(display.socketPath) {
+        if !ProcFS.listeningUnixSocketPaths(prefixes: [display.socketPath]).contains(display.socketPath) {
             unlink(display.socketPath)
         }
     }
+}
+
+/// Where X servers listen: the socket directory, and the same path in the abstract namespace.
+enum XSocketNames {
+    static let prefixes = ["/tmp/.X11-unix/X", "@/tmp/.X11-unix/X"]
 }
 
 extension String {

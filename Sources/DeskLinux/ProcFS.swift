@@ -60,6 +60,15 @@ public enum ProcFS {
         return nil
     }
 
+    /// The real, effective, saved and filesystem uids of a process.
+    public static func uids(of pid: pid_t) -> [uid_t] {
+        guard let status = readText("/proc/\(pid)/status") else { return [] }
+        for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
+            return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { uid_t($0) }
+        }
+        return []
+    }
+
     public static func executable(of pid: pid_t) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
@@ -98,12 +107,16 @@ public enum ProcFS {
     /// interface; /proc/net/tcp only if that is unavailable. Reading /proc/net/tcp walks and
     /// formats the whole connection hash table (262,144 buckets on a 24 GiB host): sock_diag
     /// costs a fraction of it, which matters because deskd counts viewers every second.
-    public static func tcpSockets(states: Set<UInt8> = [TCPSocket.listen, TCPSocket.established]) -> [TCPSocket] {
+    /// Only sockets whose local port is in `localPorts` become entries (the filter runs in the
+    /// dump itself), so another user's thousands of sockets never cost deskd an allocation.
+    public static func tcpSockets(states: Set<UInt8> = [TCPSocket.listen, TCPSocket.established],
+                                  localPorts: ClosedRange<Int> = 0...65535) -> [TCPSocket] {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
+        let low = UInt16(clamping: localPorts.lowerBound), high = UInt16(clamping: localPorts.upperBound)
         var sockets: [TCPSocket] = []
         for family in [AF_INET, AF_INET6] {
-            guard let dumped = dump(deskd_tcp_socket(), { deskd_tcp_sockets(family, mask, $0, $1) }) else {
-                return procTCPSockets().filter { states.contains($0.state) }
+            guard let dumped = dump(deskd_tcp_socket(), { deskd_tcp_sockets(family, mask, low, high, $0, $1) }) else {
+                return procTCPSockets().filter { states.contains($0.state) && localPorts.contains($0.localPort) }
             }
             sockets += dumped.map {
                 TCPSocket(localPort: Int($0.local_port), remotePort: Int($0.remote_port), state: $0.state, inode: UInt64($0.inode), uid: $0.uid)
@@ -112,17 +125,19 @@ public enum ProcFS {
         return sockets
     }
 
-    /// Runs a sock_diag dump into a buffer that grows until it holds every socket; nil if the
-    /// kernel refused the dump.
+    /// Runs a sock_diag dump into a buffer, grown if the first one was too small. Sockets come
+    /// and go between dumps, so the growth is tried a few times, not until it fits: after that
+    /// the entries that fit are the answer. nil if the kernel refused the dump.
     private static func dump<Entry>(_ empty: Entry, _ call: (UnsafeMutablePointer<Entry>, Int32) -> Int32) -> ArraySlice<Entry>? {
         var capacity = 512
-        while true {
+        for attempt in 1...3 {
             var buffer = [Entry](repeating: empty, count: capacity)
             let count = Int(buffer.withUnsafeMutableBufferPointer { call($0.baseAddress!, Int32(capacity)) })
             if count < 0 { return nil }
-            if count > capacity { capacity = count + 128; continue }
-            return buffer.prefix(count)
+            if count <= capacity || attempt == 3 { return buffer.prefix(min(count, capacity)) }
+            capacity = count + count / 4
         }
+        return nil
     }
 
     /// The same from /proc/net/tcp and tcp6 (for kernels without sock_diag for TCP).
@@ -141,15 +156,21 @@ public enum ProcFS {
         }
     }
 
-    /// Paths of listening Unix sockets; abstract ones start with "@".
-    public static func listeningUnixSocketPaths() -> Set<String> {
+    /// Names of listening Unix sockets that start with one of `prefixes`; abstract ones start
+    /// with "@". From sock_diag; /proc/net/unix only where the kernel has no unix_diag (a path
+    /// there may hold a newline and forge a line: it can only make a display look taken).
+    public static func listeningUnixSocketPaths(prefixes: [String]) -> Set<String> {
+        if let sockets = unixSocketsIfAvailable(states: [UnixSocket.listen], named: prefixes) {
+            return Set(sockets.map(\.name))
+        }
         guard let text = readText("/proc/net/unix") else { return [] }
         var paths = Set<String>()
         for line in text.split(separator: "\n").dropFirst() {
             let columns = line.split(separator: " ", omittingEmptySubsequences: true)
             // Num RefCount Protocol Flags Type St Inode Path; flag 0x10000 is __SO_ACCEPTCON (listening).
             guard columns.count >= 8, let flags = UInt32(columns[3], radix: 16), flags & 0x10000 != 0 else { continue }
-            paths.insert(String(columns[7]))
+            let path = String(columns[7])
+            if prefixes.contains(where: path.hasPrefix) { paths.insert(path) }
         }
         return paths
     }
@@ -166,10 +187,20 @@ public enum ProcFS {
         public let name: String
     }
 
-    /// Unix sockets in the given states, from sock_diag (empty if the kernel has no unix_diag).
-    public static func unixSockets(states: Set<UInt8>) -> [UnixSocket] {
+    /// Unix sockets in the given states whose names start with one of `prefixes` (all, if none
+    /// is given), from sock_diag; empty if the kernel has no unix_diag.
+    public static func unixSockets(states: Set<UInt8>, named prefixes: [String] = []) -> [UnixSocket] {
+        unixSocketsIfAvailable(states: states, named: prefixes) ?? []
+    }
+
+    private static func unixSocketsIfAvailable(states: Set<UInt8>, named prefixes: [String]) -> [UnixSocket]? {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
-        return (dump(deskd_unix_socket(), { deskd_unix_sockets(mask, $0, $1) }) ?? []).map { entry in
+        let copies = prefixes.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let dumped = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { list in
+            dump(deskd_unix_socket(), { deskd_unix_sockets(mask, list.baseAddress, Int32(list.count), $0, $1) })
+        }
+        return dumped?.map { entry in
             let name = withUnsafeBytes(of: entry.name) { String(decoding: $0.prefix(Int(entry.name_length)), as: UTF8.self) }
             return UnixSocket(inode: UInt64(entry.inode), peer: UInt64(entry.peer), state: entry.state, name: name)
         }

@@ -7,7 +7,7 @@ import Glibc
 extension Bench {
     func run() async throws {
         for displays in [deskdDisplays, rawDisplays, vncserverDisplay...vncserverDisplay] {
-            let snapshot = DisplaySnapshot.take()
+            let snapshot = DisplaySnapshot.take(displays: displays)
             if let busy = displays.first(where: { !snapshot.occupancy(of: Display($0)).isUsable }) {
                 throw Options.Usage("display :\(busy) is in use; deskbench needs :\(deskdDisplays.lowerBound)-:\(vncserverDisplay) free")
             }

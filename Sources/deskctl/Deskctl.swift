@@ -89,7 +89,7 @@ extension ParsableCommand {
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder.desk
     encoder.outputFormatting.insert(.prettyPrinted)
-    let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+    let text = TerminalText.escapeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
     // Foundation pretty-prints an empty array over three lines; "[]" is what scripts expect to see.
     print(text.filter { !$0.isWhitespace } == "[]" ? "[]" : text)
 }

@@ -54,6 +54,15 @@ import Testing
     @Test func newlinesMayStay() {
         #expect(TerminalText.escape("a\nb\u{1B}", keepNewlines: true) == "a\nb\\x1b")
     }
+
+    @Test func jsonKeepsItsValuesButNotTheTerminalControls() throws {
+        let name = "x\u{9B}31m\u{7F}\u{202E}é"
+        let json = String(decoding: try JSONEncoder().encode([name]), as: UTF8.self)
+        let escaped = TerminalText.escapeJSON(json)
+        #expect(!escaped.unicodeScalars.contains { [0x9B, 0x7F, 0x202E].contains($0.value) })
+        #expect(escaped.contains("\\u009b") && escaped.contains("é"))
+        #expect(try JSONDecoder().decode([String].self, from: Data(escaped.utf8)) == [name])
+    }
 }
 
 @Suite struct AuditCapsTests {
@@ -75,25 +84,38 @@ import Testing
     }
 
     @Test func refusalsBeyondTheRateAreCountedNotWritten() {
-        var limiter = RefusalLimiter(perMinute: 10)
+        var limiter = AuditLimiter(perMinute: 10)
         var written = 0
-        for _ in 0..<1000 where limiter.admit(Self.entry(), now: 100) != nil { written += 1 }
+        for _ in 0..<1000 where limiter.admit(Self.entry(), changedSessions: false, now: 100) != nil { written += 1 }
         #expect(written == 10)
-        // Another caller is not held up by the first one's flood, and successes always go through.
-        #expect(limiter.admit(Self.entry(uid: 1002), now: 100) != nil)
-        let success = limiter.admit(Self.entry(ok: true), now: 100)
-        #expect(success?.suppressed == 990)
+        // Another caller is not held up by the first one's flood, and real kills always go through.
+        #expect(limiter.admit(Self.entry(uid: 1002), changedSessions: false, now: 100) != nil)
+        let kill = limiter.admit(Self.entry(ok: true), changedSessions: true, now: 100)
+        #expect(kill?.suppressed == 990)
         // The count is carried once; a minute later the bucket is full again.
-        #expect(limiter.admit(Self.entry(ok: true), now: 100)?.suppressed == nil)
-        #expect(limiter.admit(Self.entry(), now: 160) != nil)
+        #expect(limiter.admit(Self.entry(ok: true), changedSessions: true, now: 100)?.suppressed == nil)
+        #expect(limiter.admit(Self.entry(), changedSessions: false, now: 160) != nil)
+    }
+
+    @Test func successesThatChangedNothingAreLimitedLikeRefusals() {
+        // `kill --all` with nothing to kill, `reap --dry-run` and `passwd` succeed without starting
+        // or ending a session; a loop of them must not flush the trail either.
+        var limiter = AuditLimiter(perMinute: 5)
+        var written = 0
+        for _ in 0..<500 where limiter.admit(Self.entry(ok: true), changedSessions: false, now: 0) != nil { written += 1 }
+        #expect(written == 5)
+        #expect(limiter.admit(Self.entry(ok: true), changedSessions: true, now: 0)?.suppressed == 495)
+        // A refused request that claims a change is still a refusal.
+        for _ in 0..<10 { _ = limiter.admit(Self.entry(ok: false), changedSessions: true, now: 0) }
+        #expect(limiter.admit(Self.entry(ok: true), changedSessions: true, now: 0)?.suppressed == 10)
     }
 
     @Test func theSuppressedCountRidesOnTheNextRecordedRefusal() {
-        var limiter = RefusalLimiter(perMinute: 1)
-        #expect(limiter.admit(Self.entry(), now: 0)?.suppressed == nil)
-        #expect(limiter.admit(Self.entry(), now: 1) == nil)
-        #expect(limiter.admit(Self.entry(), now: 2) == nil)
-        #expect(limiter.admit(Self.entry(), now: 61)?.suppressed == 2)
+        var limiter = AuditLimiter(perMinute: 1)
+        #expect(limiter.admit(Self.entry(), changedSessions: false, now: 0)?.suppressed == nil)
+        #expect(limiter.admit(Self.entry(), changedSessions: false, now: 1) == nil)
+        #expect(limiter.admit(Self.entry(), changedSessions: false, now: 2) == nil)
+        #expect(limiter.admit(Self.entry(), changedSessions: false, now: 61)?.suppressed == 2)
     }
 }
 

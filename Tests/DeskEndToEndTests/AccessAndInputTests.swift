@@ -36,7 +36,8 @@ extension EndToEnd {
         let killedByGrace = try daemon.deskctl(["kill", "--all", "--json"], as: grace.name).decode([Session].self)
         #expect(killedByGrace.map(\.display) == [graces.display])
         #expect(ProcFS.isAlive(franks.pid))
-        #expect(try VNCConnection(franks.endpoint, password: try #require(franks.password)).info.width > 0)
+        let password = try #require(franks.password)
+        #expect(try VNCConnection(franks.endpoint, password: password).info.width > 0)
 
         // Root sees everything; Frank kills his own.
         #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.user) == [frank.name])

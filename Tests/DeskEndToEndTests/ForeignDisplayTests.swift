@@ -16,7 +16,7 @@ extension EndToEnd {
 
         // A hand-started Xtigervnc (as a user, outside deskd) on the lowest free display...
         let allocator = DisplayAllocator()
-        let snapshot = DisplaySnapshot.take()
+        let snapshot = DisplaySnapshot.take(displays: 1...99)
         let foreign = try allocator.choose(requested: nil) { snapshot.occupancy(of: $0) }
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -36,7 +36,7 @@ extension EndToEnd {
         #expect(eventually { if case .answered = RFBHandshake.attempt(port: foreign.rfbPort, timeoutMilliseconds: 200) { true } else { false } })
 
         // ...and on the next one, a lock naming a process that is gone.
-        let stale = try allocator.choose(requested: nil, skipping: [foreign]) { DisplaySnapshot.take().occupancy(of: $0) }
+        let stale = try allocator.choose(requested: nil, skipping: [foreign]) { DisplaySnapshot.take(displays: 1...99).occupancy(of: $0) }
         let dead = Process()
         dead.executableURL = URL(fileURLWithPath: "/bin/true")
         try dead.run()

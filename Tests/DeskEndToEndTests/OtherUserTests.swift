@@ -164,7 +164,7 @@ extension EndToEnd {
 
     /// The lowest display nothing holds: where the next start would land.
     static func nextFreeDisplay() -> Display {
-        let snapshot = DisplaySnapshot.take()
+        let snapshot = DisplaySnapshot.take(displays: 1...99)
         return (1...99).map(Display.init).first { snapshot.occupancy(of: $0) == .free }!
     }
 
@@ -310,7 +310,7 @@ extension EndToEnd {
         #expect(ProcFS.isAlive(session.pid))
     }
 
-    @Test func whatMalloryTypesNeverReachesAnAdminsTerminalAndHerRefusalsCannotFlushTheTrail() throws {
+    @Test func whatMalloryTypesNeverReachesAnAdminsTerminalAndHerRequestsCannotFlushTheTrail() throws {
         let victor = try TestUsers.ensure("deskt-victor")
         let mallory = try TestUsers.ensure("deskt-mallory")
         let daemon = try DaemonUnderTest()
@@ -331,12 +331,24 @@ extension EndToEnd {
         #expect(history.stdout.contains("\\x1b]0;owned\\x07") || history.stdout.contains("\\x1b]0;owne"))
         #expect(!daemon.auditText.contains(String(repeating: "A", count: 100)))
 
-        // Thousands of refused requests leave a handful of lines and the entries that matter.
+        // Thousands of refused requests, and of requests that succeed without changing anything
+        // (`kill --all` with nothing of hers to kill, `reap --dry-run`), leave a handful of lines
+        // and the entries that matter.
         let client = ControlClient(socketPath: daemon.socket)
         let sizeBefore = daemon.auditText.utf8.count
-        asUser(mallory) {
-            for _ in 0..<3000 { _ = try? client.send(Request(command: .kill, display: session.display.number)) }
+        let noOps = asUser(mallory) { () -> Int in
+            var succeeded = 0
+            for round in 0..<3000 {
+                let request = switch round % 3 {
+                case 0: Request(command: .kill, display: session.display.number)
+                case 1: Request(command: .kill, all: true)
+                default: Request(command: .reap, idleSeconds: 60, dryRun: true)
+                }
+                if (try? client.send(request))?.ok == true { succeeded += 1 }
+            }
+            return succeeded
         }
+        #expect(noOps == 2000)
         let lines = daemon.auditText.split(separator: "\n")
         #expect(lines.filter { $0.contains("\"peerUID\":\(mallory.uid)") }.count <= 40)
         #expect(daemon.auditText.utf8.count - sizeBefore < 32 << 10)

@@ -4,6 +4,7 @@ import DeskLinux
 import VNCViewer
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 /// Passwords: rotated without a restart, shown only to the owner and admins, never written
@@ -133,6 +134,43 @@ extension EndToEnd {
         #expect(nosy.status == 1 && nosy.stderr.contains("only an admin may read another user's"))
         let table = try daemon.deskctl(["history"])
         #expect(table.stdout.hasPrefix("TIME ") && table.stdout.contains("permission-denied"))
+    }
+
+    /// A megabyte of history reaches the caller whole (a reply is flushed before its connection
+    /// closes), and a user asking for it in a loop holds one read at a time.
+    @Test func aLargeHistoryArrivesWholeAndOneReadAtATime() throws {
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown() }
+        let padding = String(repeating: "p", count: 400)
+        var text = ""
+        for index in 0..<4000 {
+            let entry = AuditEntry(time: Date(timeIntervalSinceNow: Double(index - 4000)), peerUID: 0, peerPID: 1, peerUser: "root",
+                                   command: .kill, user: "deskt-nobody", detail: padding, ok: true, outcome: "killed :\(index % 99 + 1)")
+            text += String(decoding: try JSONEncoder.desk.encode(entry), as: UTF8.self) + "\n"
+        }
+        let fd = open(daemon.auditPath, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+        #expect(fd >= 0)
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+
+        let history = try daemon.deskctl(["history", "--json"])
+        #expect(history.status == 0 && history.stdout.utf8.count > 800_000)
+        let entries = try history.decode([AuditEntry].self)
+        #expect(entries.count > 1000 && entries.count < 4000)
+        #expect(entries.last?.outcome == "killed :\(3999 % 99 + 1)")
+
+        // Twenty at once from one caller: each either answers whole or is told to wait, and the
+        // daemon goes on serving.
+        let socket = daemon.socket
+        let replies = Mutex<[Response?]>([])
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let reply = try? ControlClient(socketPath: socket).send(Request(command: .history))
+            replies.withLock { $0.append(reply) }
+        }
+        let all = replies.withLock { $0 }
+        #expect(all.allSatisfy { $0?.history?.count == entries.count || $0?.error?.code == .limitReached })
+        #expect(all.contains { $0?.history?.count == entries.count })
+        #expect(try daemon.deskctl(["status"]).status == 0)
     }
 }
 }

@@ -204,7 +204,7 @@ final class DaemonUnderTest {
 
 extension Display {
     /// Nothing holds the display any more: no live lock, no listening socket or port.
-    var isFree: Bool { DisplaySnapshot.take().occupancy(of: self) == .free }
+    var isFree: Bool { DisplaySnapshot.take(displays: number...number).occupancy(of: self) == .free }
 }
 
 /// Polls `condition` for up to `seconds` (for things the kernel finishes asynchronously, like reaping).

@@ -18,7 +18,7 @@ import Testing
         let display = Display(1987)
         Self.withLock(display, { _ = mkfifo($0, 0o644) }) {
             #expect(XLockFile.read(display) == .unusable("/tmp/.X1987-lock is a FIFO"))
-            #expect(DisplaySnapshot.take().occupancy(of: display) == .unusableLock("/tmp/.X1987-lock is a FIFO"))
+            #expect(DisplaySnapshot.take(displays: 1...2000).occupancy(of: display) == .unusableLock("/tmp/.X1987-lock is a FIFO"))
         }
         Self.withLock(display, { _ = symlink("/etc/passwd", $0) }) {
             #expect(XLockFile.read(display) == .unusable("/tmp/.X1987-lock is a symlink"))
@@ -45,6 +45,23 @@ import Testing
         }
         Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("garbage".utf8)) }) {
             #expect(XLockFile.read(display) == .stale(pid: nil))
+        }
+    }
+
+    /// A user's file naming a live process of someone else's (pid 1, say) is no X server's lock:
+    /// it is cleared like a stale one, so a hundred of them cannot stop every start. Root's own
+    /// locks, and a user's naming their own process, stay live.
+    @Test func aLockNamingAnotherUsersProcessIsNotLive() {
+        let display = Display(1988)
+        let planted: (String) -> Void = { path in
+            _ = FileManager.default.createFile(atPath: path, contents: Data("         1\n".utf8))
+            chown(path, 54321, 54321)
+        }
+        Self.withLock(display, planted) {
+            #expect(XLockFile.read(display) == .stale(pid: 1))
+        }
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("         1\n".utf8)) }) {
+            #expect(getuid() != 0 || XLockFile.read(display) == .live(pid: 1))
         }
     }
 }

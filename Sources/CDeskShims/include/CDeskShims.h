@@ -34,10 +34,12 @@ struct deskd_tcp_socket {
     unsigned int uid;
 };
 
-/// TCP sockets of `family` (AF_INET or AF_INET6) whose state bit is in `states` (1 << TCP_*),
-/// through NETLINK_SOCK_DIAG: what `ss` reads, without formatting and parsing /proc/net/tcp.
-/// Fills up to `capacity` entries and returns how many there are in all, or -1 with errno.
-int deskd_tcp_sockets(int family, unsigned int states, struct deskd_tcp_socket *out, int capacity);
+/// TCP sockets of `family` (AF_INET or AF_INET6) whose state bit is in `states` (1 << TCP_*)
+/// and whose local port is in [port_low, port_high], through NETLINK_SOCK_DIAG: what `ss`
+/// reads, without formatting and parsing /proc/net/tcp. Fills up to `capacity` entries and
+/// returns how many there are in all, or -1 with errno.
+int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, unsigned short port_high,
+                      struct deskd_tcp_socket *out, int capacity);
 
 /// One Unix socket as sock_diag reports it: a listener, or one end of a connection. An
 /// accepted connection carries its listener's path as its name, which is how viewers of a
@@ -52,8 +54,10 @@ struct deskd_unix_socket {
     char name[109];
 };
 
-/// Unix sockets whose state bit is in `states` (1 << TCP_LISTEN, 1 << TCP_ESTABLISHED), through
+/// Unix sockets whose state bit is in `states` (1 << TCP_LISTEN, 1 << TCP_ESTABLISHED) and whose
+/// name starts with one of `prefixes` (every socket if `prefix_count` is 0), through
 /// NETLINK_SOCK_DIAG. Fills up to `capacity` entries and returns how many there are, or -1 with errno.
-int deskd_unix_sockets(unsigned int states, struct deskd_unix_socket *out, int capacity);
+int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,
+                       struct deskd_unix_socket *out, int capacity);
 
 #endif

@@ -1,0 +1,62 @@
+@testable import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// The sock_diag dumps keep only what was asked about, so another user's flood of sockets costs
+/// deskd a look in the kernel per socket, never an entry: and a dump larger than its first
+/// buffer still comes back whole.
+@Suite struct SocketDumpTests {
+    /// `count` listening sockets in the abstract namespace, named `prefix` and a number.
+    static func listeners(_ count: Int, prefix: String) -> [Int32] {
+        (0..<count).compactMap { index in
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let name = Array("\(prefix)\(index)".utf8)
+            withUnsafeMutableBytes(of: &address.sun_path) { path in
+                path[0] = 0   // abstract: a leading NUL
+                for (offset, byte) in name.enumerated() { path[offset + 1] = byte }
+            }
+            let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            guard bound == 0, listen(fd, 1) == 0 else { close(fd); return nil }
+            return fd
+        }
+    }
+
+    @Test func aFloodOfOtherSocketsIsFilteredOutAndALargeDumpComesBackWhole() {
+        let tag = "deskt-flood-\(getpid())-"
+        let flood = Self.listeners(1500, prefix: tag)
+        let mine = Self.listeners(1, prefix: "deskt-mine-\(getpid())-")
+        defer { (flood + mine).forEach { close($0) } }
+        #expect(flood.count == 1500 && mine.count == 1)
+
+        let wanted = ProcFS.unixSockets(states: [ProcFS.UnixSocket.listen], named: ["@deskt-mine-\(getpid())-"])
+        #expect(wanted.map(\.name) == ["@deskt-mine-\(getpid())-0"])
+        // Three times the first buffer: grown once, and whole.
+        let flooded = ProcFS.unixSockets(states: [ProcFS.UnixSocket.listen], named: ["@" + tag])
+        #expect(flooded.count == 1500)
+        #expect(Set(flooded.map(\.name)).count == 1500)
+        #expect(ProcFS.listeningUnixSocketPaths(prefixes: ["@deskt-mine-\(getpid())-"]) == ["@deskt-mine-\(getpid())-0"])
+    }
+
+    @Test func tcpDumpsKeepOnlyTheAskedPorts() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        #expect(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let found = ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: port...port)
+        #expect(found.count == 1 && found.first?.localPort == port && found.first?.uid == getuid())
+        #expect(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen]).contains { $0.localPort == port })
+        let elsewhere = port == 65535 ? 1...2 : (port + 1)...(port + 1)
+        #expect(!ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: elsewhere).contains { $0.localPort == port })
+    }
+}
