@@ -12,6 +12,7 @@ PREFIX      ?= /usr/local
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin
 SBINDIR     ?= $(PREFIX)/sbin
+LIBEXECDIR  ?= $(PREFIX)/libexec
 DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
 DOCDIR      ?= $(DATADIR)/doc/deskd
@@ -37,6 +38,7 @@ build:
 ifeq ($(SKIP_BUILD),)
 	$(SWIFT) build -c release --static-swift-stdlib --product deskd
 	$(SWIFT) build -c release --static-swift-stdlib --product deskctl
+	$(SWIFT) build -c release --static-swift-stdlib --product deskd-session
 endif
 
 install: build
@@ -45,6 +47,11 @@ install: build
 		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(SYSCONFDIR)/deskd/templates
 	install -m 0755 $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
 	install -m 0755 $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
+	# deskd finds deskd-session in ../libexec/deskd beside its own sbin directory.
+	install -d $(DESTDIR)$(LIBEXECDIR)/deskd $(DESTDIR)$(SYSCONFDIR)/pam.d
+	install -m 0755 $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
+	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
 	install -m 0644 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
 	# The units name the binaries where this install puts them.
 	for unit in $(UNITS); do \
@@ -68,7 +75,9 @@ install: build
 	[ -e $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml ] || install -m 0644 Templates/deskd.toml $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/deskd
+	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf
@@ -76,7 +85,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(ZSHDIR)/_deskctl $(DESTDIR)$(FISHDIR)/deskctl.fish
 	rm -f $(DESTDIR)$(BASHDIR)/deskd $(DESTDIR)$(ZSHDIR)/_deskd $(DESTDIR)$(FISHDIR)/deskd.fish
-	@echo "Left in place: $(SYSCONFDIR)/deskd (your configuration and templates), /var/lib/deskd (the audit trail)."
+	@echo "Left in place: $(SYSCONFDIR)/deskd (your configuration and templates), an edited $(SYSCONFDIR)/pam.d/deskd, /var/lib/deskd (the audit trail and session logs)."
 
 man:
 	mkdir -p .build/man/1 .build/man/8

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "deskd", targets: ["deskd"]),
         .executable(name: "deskctl", targets: ["deskctl"]),
+        .executable(name: "deskd-session", targets: ["deskd-session"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,6 +27,8 @@ let package = Package(
         ),
         // What Swift's Glibc module does not reach: pidfd_open, pipe2, clone3(CLONE_INTO_CGROUP).
         .target(name: "CDeskShims"),
+        // PAM (libpam0g-dev), for the process that holds each desktop's login session.
+        .target(name: "CDeskSession", linkerSettings: [.linkedLibrary("pam")]),
         // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
         .target(
             name: "DeskLinux",
@@ -73,6 +76,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // One per desktop, as root: its PAM session, its processes, their logs and exit statuses.
+        // Glibc and C only (no Foundation), so it costs a start next to nothing.
+        .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),

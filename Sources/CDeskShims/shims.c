@@ -50,13 +50,16 @@ static int deskd_above_stdio(int fd) {
 
 /* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
    and the child is a copy of one thread of it. Everything it needs was prepared before. */
-pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value) {
-    if (out_fd >= 0 && out_fd <= 2) { errno = EBADF; return -1; }
+pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
+    for (int i = 0; i < 3; i++) {
+        int fd = i == 0 ? spec->in_fd : i == 1 ? spec->out_fd : spec->err_fd;
+        if (fd >= 0 && fd <= 2) { errno = EBADF; return -1; }
+    }
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     report[0] = deskd_above_stdio(report[0]);
     report[1] = deskd_above_stdio(report[1]);
-    int devnull = deskd_above_stdio(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    int devnull = deskd_above_stdio(open("/dev/null", O_RDWR | O_CLOEXEC));
     if (report[0] < 0 || report[1] < 0 || devnull < 0) {
         int saved = errno;
         if (report[0] >= 0) close(report[0]);
@@ -65,17 +68,20 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
         errno = saved;
         return -1;
     }
+    int in_fd = spec->in_fd >= 0 ? spec->in_fd : devnull;
+    int out_fd = spec->out_fd >= 0 ? spec->out_fd : devnull;
+    int err_fd = spec->err_fd >= 0 ? spec->err_fd : out_fd;
 
     struct clone_args args = {0};
     args.exit_signal = SIGCHLD;
-    if (cgroup_fd >= 0) {
+    if (spec->cgroup_fd >= 0) {
         args.flags |= CLONE_INTO_CGROUP;
-        args.cgroup = (unsigned long long)cgroup_fd;
+        args.cgroup = (unsigned long long)spec->cgroup_fd;
     }
     long pid = syscall(SYS_clone3, &args, sizeof(args));
     if (pid == 0) {
         /* Handlers first, then the mask: a signal pending in the copied mask must find the
-           default action, never a handler of the daemon's running in this copy. */
+           default action, never a handler of the parent's running in this copy. */
         struct sigaction dfl = {0};
         dfl.sa_handler = SIG_DFL;
         for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
@@ -83,16 +89,23 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         setsid();
-        if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) goto failed;
+        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto failed;
         /* Close everything else but the report pipe, which closes itself on exec. A session
            process must never hold a daemon descriptor (the control socket, a session's log, a
            cgroup): if the kernel cannot close them, the child does not run. */
         int keep = report[1];
         if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) != 0) goto failed;
         if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) goto failed;
-        umask(umask_value);
-        if (chdir("/") != 0) goto failed;
-        execve(path, argv, envp);
+        /* The gid before the uid, while there is still the right to change it. Only a
+           single-threaded parent may ask for this (deskd-session): in the multi-threaded
+           daemon, glibc's setxid broadcast can wait for ever on a thread caught mid-creation. */
+        if (spec->gid != (gid_t)-1 && setresgid(spec->gid, spec->gid, spec->gid) != 0) goto failed;
+        if (spec->uid != (uid_t)-1 && setresuid(spec->uid, spec->uid, spec->uid) != 0) goto failed;
+        umask(spec->umask_value);
+        if (spec->directory == NULL || chdir(spec->directory) != 0) {
+            if (chdir("/") != 0) goto failed;
+        }
+        execve(spec->path, spec->argv, spec->envp);
     failed:;
         int error = errno;
         (void)!write(report[1], &error, sizeof error);
@@ -116,6 +129,14 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
         return -1;
     }
     return (pid_t)pid;
+}
+
+pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value) {
+    struct deskd_spawn_spec spec = {
+        .path = path, .argv = argv, .envp = envp, .in_fd = -1, .out_fd = out_fd, .err_fd = -1,
+        .cgroup_fd = cgroup_fd, .umask_value = umask_value, .uid = (uid_t)-1, .gid = (gid_t)-1, .directory = NULL,
+    };
+    return deskd_spawn_process(&spec);
 }
 
 void deskd_reap_pidfd(int pidfd) {

@@ -7,6 +7,7 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         case unsupportedVersion = "unsupported-version"
         case requestTooLarge = "request-too-large"
         case unknownUser = "unknown-user"
+        case loginRefused = "login-refused"
         case userNotAllowed = "user-not-allowed"
         case permissionDenied = "permission-denied"
         case invalidGeometry = "invalid-geometry"

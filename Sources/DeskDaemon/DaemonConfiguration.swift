@@ -35,6 +35,8 @@ public struct DaemonConfiguration: Sendable {
     public var xvncPath = "/usr/bin/Xtigervnc"
     /// How long Xvnc has to answer an RFB handshake before the start fails.
     public var startTimeout: Duration = .seconds(20)
+    /// Each of a session's logs (Xvnc's, the desktop's) is kept up to this size, twice over.
+    public var sessionLogBytes = 1 << 20
     /// Between SIGTERM and SIGKILL when a session is killed.
     public var killGrace: Duration = .seconds(3)
     /// When the desktop (xstartup) exits, end the session, as vncserver does.
@@ -57,6 +59,8 @@ public struct DaemonConfiguration: Sendable {
     public var sessionRecordsDirectory: String { runtimeDirectory + "/sessions" }
     public var sessionDirectories: SessionDirectories { SessionDirectories(runtimeDirectory: runtimeDirectory) }
     public var auditLogPath: String { stateDirectory + "/audit.log" }
+    /// Each session's output and exit statuses, root's, kept after the session ends.
+    public var sessionLogsDirectory: String { stateDirectory + "/logs" }
 }
 
 /// Where Xvnc accepts viewers, and what a viewer must do to get in.

@@ -15,6 +15,10 @@ public actor SessionManager {
     private let store: SessionStore
     private let exitMonitor = ExitMonitor()
     private let cgroupBase: String?
+    /// deskd-session, beside deskd's binary: the process behind each desktop's PAM login.
+    private let helperPath: String?
+    /// Under systemd, stderr is the journal: session output is copied there too.
+    private let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
 
     private var records: [Display: SessionRecord] = [:]
     /// Displays with a start in flight, not yet in `records`, and the uid each is for.
@@ -31,8 +35,12 @@ public actor SessionManager {
         self.logger = logger
         self.store = SessionStore(directory: configuration.sessionRecordsDirectory)
         self.cgroupBase = SessionCGroup.defaultBase()
+        self.helperPath = SessionHelper.locate()
         self.startRate = configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:))
         try StateDirectory.prepare(configuration)
+        if helperPath == nil {
+            logger.error("deskd-session is not beside deskd (nor in ../libexec/deskd); no desktop can start until it is installed")
+        }
         if cgroupBase == nil {
             logger.warning("no writable cgroup v2 hierarchy; sessions are killed by process group and environment sweep")
         }
@@ -258,13 +266,20 @@ public actor SessionManager {
         } catch { throw LaunchError.failed(error) }
         xstartup = XstartupTemplate.sessionScript(xstartup, preferringUserXstartup: userXstartup)
 
+        guard let helperPath else {
+            throw LaunchError.failed(DeskError(.internalError, "deskd-session is not installed beside deskd; reinstall deskd (make install or the package)."))
+        }
         let password = SessionPassword.generate()
-        let logs = try directory.create(owner: account.uid, group: account.gid, contents: .init(
+        try directory.create(owner: account.uid, group: account.gid, contents: .init(
             password: VNCPasswordFile.encode(password: password),
             xauthority: XAuthority.generate().fileContents(for: display),
             xstartup: xstartup, tls: try tlsMaterial()
         ))
-        defer { close(logs.xvncLog); close(logs.desktopLog) }
+        let logDirectory = configuration.sessionLogsDirectory + "/" + id
+        guard mkdir(logDirectory, 0o700) == 0 else {
+            directory.remove()
+            throw LaunchError.failed(DeskError(.internalError, "cannot create \(logDirectory): \(String(cString: strerror(errno)))."))
+        }
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
         let environment = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
@@ -283,20 +298,39 @@ public actor SessionManager {
                 desktop: template.name, geometry: geometry, depth: depth
             ),
             cgroup: cgroup?.path,
-            directory: directory.path
+            directory: directory.path,
+            logDirectory: logDirectory
         )
 
         timings.mark("prepared")
-        let xvnc: pid_t
+        // deskd-session opens the PAM login (the account stack may refuse it) and starts Xvnc
+        // as the user inside the session's cgroup; see Sources/deskd-session.
+        let helper: SessionHelper
         do {
-            xvnc = try SessionLauncher.launch(.init(
-                executable: configuration.xvncPath,
-                arguments: xvncArguments(display: display, geometry: geometry, depth: depth, directory: directory, user: account.name),
-                account: account, environment: environment, logFD: logs.xvncLog, cgroup: cgroup, umask: 0o077
-            ))
+            helper = try SessionHelper.start(.init(
+                account: account, display: display.description, sessionID: id, logDirectory: logDirectory,
+                logLimit: configuration.sessionLogBytes, journal: journal, cgroup: cgroup,
+                xvnc: [configuration.xvncPath] + xvncArguments(display: display, geometry: geometry, depth: depth, directory: directory, user: account.name),
+                xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environment
+            ), helper: helperPath, stderr: journal ? STDERR_FILENO : -1)
         } catch {
             await tearDown(record, reason: "spawn failed")
-            throw LaunchError.failed(DeskError(.internalError, "could not launch Xtigervnc: \(error)."))
+            throw LaunchError.failed(DeskError(.internalError, "could not start deskd-session: \(error)."))
+        }
+        record.helper = helper.pid
+        exitMonitor.watch(helper.pid) {}   // reaped when it ends, whenever that is
+        let startTimeout = configuration.startTimeout
+        let started = await onDedicatedThread { helper.awaitStart(until: .now + startTimeout) }
+        let xvnc: pid_t
+        switch started {
+        case .xvnc(let pid):
+            xvnc = pid
+        case .refused(let sentence):
+            await tearDown(record, reason: "login refused")
+            throw LaunchError.failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(sentence). An admin can check the account with: chage -l \(account.name)."))
+        case .failed(let sentence):
+            await tearDown(record, reason: "deskd-session failed")
+            throw LaunchError.failed(DeskError(.internalError, "the desktop's login session could not be opened: \(sentence)."))
         }
         record.session.pid = xvnc
 
@@ -326,7 +360,7 @@ public actor SessionManager {
             logger.warning("session endpoint held by another process; start refused", metadata: metadata(record.session).merging(["endpoint.holder": "\(what)"]) { $1 })
             throw LaunchError.failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."))
         case .exited:
-            let lines = await onDedicatedThread { directory.tail(of: directory.xvncLog) }
+            let lines = await onDedicatedThread { SessionDirectory.tail(of: logDirectory + "/xvnc.log") }
             await tearDown(record, reason: "xvnc exited during start")
             if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
                 throw LaunchError.displayTaken
@@ -358,23 +392,20 @@ public actor SessionManager {
 
         // The desktop starts the moment this reply is on its way: the X server already answers,
         // so making the caller wait for one more fork and exec would buy nothing. `show` has its pid.
-        let desktop = SessionLauncher.Spec(
-            executable: "/bin/sh", arguments: [directory.xstartup],
-            account: account, environment: environment, logFD: dup(logs.desktopLog), cgroup: cgroup
-        )
-        Task { await self.startDesktop(desktop, sessionID: id, display: display) }
+        Task { await self.startDesktop(helper, sessionID: id, display: display) }
         return reply
     }
 
-    private func startDesktop(_ spec: SessionLauncher.Spec, sessionID: String, display: Display) async {
-        defer { close(spec.logFD) }
+    private func startDesktop(_ helper: SessionHelper, sessionID: String, display: Display) async {
         guard let record = records[display], record.session.id == sessionID, teardowns[sessionID] == nil else { return }
-        do {
-            let pid = try SessionLauncher.launch(spec)
+        let deadline = ContinuousClock.now + .seconds(10)
+        switch await onDedicatedThread({ helper.startDesktop(until: deadline) }) {
+        case .success(let pid):
+            guard records[display]?.session.id == sessionID else { return }
             records[display]?.session.desktopPid = pid
             if let updated = records[display] { try? store.save(updated) }
             watchDesktop(pid, sessionID: sessionID)
-        } catch {
+        case .failure(let error):
             logger.error("could not launch the desktop; ending the session", metadata: metadata(record.session).merging(["error": "\(error)"]) { $1 })
             await tearDown(record, reason: "desktop spawn failed")
         }
@@ -714,6 +745,14 @@ public actor SessionManager {
             remaining = await Self.waitUntilEmpty(members, for: .seconds(5))
             if !remaining.isEmpty {
                 logger.error("session processes survived SIGKILL", metadata: metadata(session).merging(["session.pids": "\(remaining)"]) { $1 })
+            }
+        }
+        // deskd-session ends once the last session process has: it closes the PAM login then.
+        if let helper = record.helper, helper > 0 {
+            let left = await Self.waitUntilEmpty({ ProcFS.isAlive(helper) ? [helper] : [] }, for: .seconds(5))
+            if !left.isEmpty {
+                logger.error("deskd-session did not end after its session; killing it", metadata: metadata(session).merging(["helper.pid": "\(helper)"]) { $1 })
+                Glibc.kill(helper, SIGKILL)
             }
         }
         cgroup?.remove()

@@ -11,6 +11,10 @@ struct SessionRecord: Codable, Sendable {
     /// The session's directory (`<runtime>/by-id/<id>`). nil in records of an older deskd,
     /// whose directories were `<runtime>/displays/<n>`.
     var directory: String?
+    /// The deskd-session process holding the session's PAM login (nil in an older deskd's records).
+    var helper: Int32?
+    /// Where the session's logs and exit statuses are kept (`<state>/logs/<id>`).
+    var logDirectory: String?
 }
 
 /// One JSON file per session, `<runtime>/sessions/<id>.json`, written atomically (temp file +

@@ -8,6 +8,7 @@ enum StateDirectory {
         for (path, mode) in [(configuration.runtimeDirectory, mode_t(0o755)),
                              (configuration.stateDirectory, 0o700),
                              (configuration.sessionRecordsDirectory, 0o700),
+                             (configuration.sessionLogsDirectory, 0o700),
                              // Users traverse by-id to reach their own 0700 directory, and list displays.
                              (configuration.sessionDirectories.byID, 0o711),
                              (configuration.sessionDirectories.displays, 0o755)] {

@@ -77,8 +77,6 @@ public struct SessionDirectory: Sendable {
     public var passwordFile: String { path + "/passwd" }
     public var xauthority: String { path + "/Xauthority" }
     public var xstartup: String { path + "/xstartup" }
-    public var xvncLog: String { path + "/Xvnc.log" }
-    public var desktopLog: String { path + "/desktop.log" }
     public var rfbSocket: String { path + "/" + Self.rfbSocketName }
 
     public var tlsCertificate: String { path + "/tls-cert.pem" }
@@ -101,8 +99,9 @@ public struct SessionDirectory: Sendable {
         }
     }
 
-    /// Creates the directory and its files for `owner`; returns open descriptors for the two logs.
-    public func create(owner: uid_t, group: gid_t, contents: Contents) throws(OSError) -> (xvncLog: Int32, desktopLog: Int32) {
+    /// Creates the directory and its files for `owner`. (The session's logs are not here: they are
+    /// root's, under deskd's state directory, so they outlive the session and no user can grow them.)
+    public func create(owner: uid_t, group: gid_t, contents: Contents) throws(OSError) {
         SecureTree.remove(path)
         guard mkdir(path, 0o700) == 0 else { throw OSError("mkdir", path: path) }
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -115,21 +114,8 @@ public struct SessionDirectory: Sendable {
             try Self.createFile(in: dir, "tls-cert.pem", mode: 0o600, owner: owner, group: group, contents: tls.certificate, path: path)
             try Self.createFile(in: dir, "tls-key.pem", mode: 0o600, owner: owner, group: group, contents: tls.key, path: path)
         }
-        let xvncLog = try Self.createFile(in: dir, "Xvnc.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
-        let desktopLog: Int32
-        do {
-            desktopLog = try Self.createFile(in: dir, "desktop.log", mode: 0o600, owner: owner, group: group, contents: [], path: path, keepOpen: true)
-        } catch {
-            close(xvncLog)
-            throw error
-        }
         // Last: until now the directory was root's, so nothing in it can be the user's doing.
-        guard fchown(dir, owner, group) == 0, fchmod(dir, 0o700) == 0 else {
-            close(xvncLog)
-            close(desktopLog)
-            throw OSError("chown", path: path)
-        }
-        return (xvncLog, desktopLog)
+        guard fchown(dir, owner, group) == 0, fchmod(dir, 0o700) == 0 else { throw OSError("chown", path: path) }
     }
 
     /// Replaces the password file in place (Xvnc re-reads it on every authentication).
@@ -155,8 +141,8 @@ public struct SessionDirectory: Sendable {
     }
 
     /// The last lines of a log, for an error message: at most the last 16 KiB, and only of a
-    /// regular file (the user writes the log, and may have made it huge or replaced it).
-    public func tail(of log: String, lines: Int = 8) -> [String] {
+    /// regular file (what is in it is the user's programs' doing).
+    public static func tail(of log: String, lines: Int = 8) -> [String] {
         guard case .contents(let bytes, _, _) = UntrustedFile.read(log, limit: 16 << 10, tail: true), !bytes.isEmpty else { return [] }
         return Array(String(decoding: bytes, as: UTF8.self).split(separator: "\n").suffix(lines).map(String.init))
     }
@@ -165,11 +151,10 @@ public struct SessionDirectory: Sendable {
         SecureTree.remove(path)
     }
 
-    @discardableResult
     private static func createFile(in dir: Int32, _ name: String, mode: mode_t, owner: uid_t, group: gid_t,
-                                   contents: [UInt8], path: String, keepOpen: Bool = false) throws(OSError) -> Int32 {
+                                   contents: [UInt8], path: String) throws(OSError) {
         // The mode is set at creation, so a secret is never readable by others, not even for an instant.
-        let fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | (keepOpen ? O_APPEND : 0), mode)
+        let fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw OSError("create", path: path + "/" + name) }
         var ok = fchown(fd, owner, group) == 0 && fchmod(fd, mode) == 0
         var offset = 0
@@ -183,9 +168,7 @@ public struct SessionDirectory: Sendable {
             close(fd)
             throw error
         }
-        if keepOpen { return fd }
         close(fd)
-        return -1
     }
 }
 

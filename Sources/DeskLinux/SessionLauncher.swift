@@ -1,7 +1,9 @@
 import CDeskShims
 import Glibc
 
-/// Starts session processes as their user: supplementary groups, gid and uid dropped (by
+/// Starts a process as a user, the way deskd started session processes before deskd-session
+/// (which now opens a PAM login first): today the benchmark's baseline, raw Xtigervnc, started
+/// exactly as a session's would be but without a login. Supplementary groups, gid and uid dropped (by
 /// setpriv), a session of their own, a clean environment, and inside the session's cgroup
 /// from their very first instruction.
 ///

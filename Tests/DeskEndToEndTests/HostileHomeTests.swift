@@ -148,14 +148,19 @@ extension EndToEnd {
         #expect(parent.uid == 0 && parent.mode & 0o7777 == 0o711)
         let dir = try #require(FileState(directory))
         #expect(dir.uid == mallory.uid && dir.mode & 0o7777 == 0o700)
-        for (name, mode) in [("passwd", 0o600), ("Xauthority", 0o600), ("xstartup", 0o700), ("Xvnc.log", 0o600), ("desktop.log", 0o600), ("rfb.sock", 0o600)] {
+        for (name, mode) in [("passwd", 0o600), ("Xauthority", 0o600), ("xstartup", 0o700), ("rfb.sock", 0o600)] {
             let file = try #require(FileState(directory + "/" + name))
             #expect(file.uid == mallory.uid && file.mode & 0o7777 == mode_t(mode), "\(name): \(file)")
         }
+        // The logs are not hers to replace: root's, under the state directory.
+        let logs = daemon.stateDirectory + "/logs/\(session.id)"
+        #expect(FileState(directory + "/Xvnc.log") == nil)
+        #expect(try #require(FileState(logs)).uid == 0 && (FileState(logs)?.mode ?? 0) & 0o7777 == 0o700)
+        #expect(try #require(FileState(logs + "/xvnc.log")).uid == 0)
 
         // Mallory swaps her files for links to root's and lets deskd work on the session.
         let before = targets.snapshot()
-        let swap = "for f in passwd Xvnc.log desktop.log Xauthority; do ln -sf '\(targets.secret)' \"$0/$f\"; done; ln -sf '\(daemon.socket)' \"$0/rfb.sock\""
+        let swap = "for f in passwd Xauthority; do ln -sf '\(targets.secret)' \"$0/$f\"; done; ln -sf '\(daemon.socket)' \"$0/rfb.sock\""
         #expect(try TestUsers.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/bin/sh", "-c", swap, directory]) == 0)
         let probe = try daemon.deskctl(["probe", session.display.description])
         #expect(probe.status != 0)

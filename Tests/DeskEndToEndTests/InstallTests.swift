@@ -9,7 +9,9 @@ import Testing
 struct InstallTests {
     static let expectedFiles = [
         "etc/deskd/deskd.toml",
+        "etc/pam.d/deskd",
         "usr/bin/deskctl",
+        "usr/libexec/deskd/deskd-session",
         "usr/sbin/deskd",
         "usr/lib/systemd/system/deskd.service",
         "usr/lib/systemd/system/deskd-reap.service",

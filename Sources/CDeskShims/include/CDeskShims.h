@@ -21,6 +21,22 @@ int deskd_pipe_cloexec_nonblock(int fds[2]);
 /// Returns the pid once `path` has been exec'd, or -1 with errno (also when exec failed).
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
+/// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as
+/// stdout), and the uid and gid to run as ((uid_t)-1: unchanged; only for a single-threaded
+/// caller) and the directory to start in (NULL or unreachable: "/").
+struct deskd_spawn_spec {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    int in_fd, out_fd, err_fd;
+    int cgroup_fd;
+    mode_t umask_value;
+    uid_t uid;
+    gid_t gid;
+    const char *directory;
+};
+pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec);
+
 /// Reaps `pidfd`'s process if it is our exited child (waitid P_PIDFD); harmless otherwise.
 void deskd_reap_pidfd(int pidfd);
 

@@ -1,0 +1,202 @@
+import CDeskSession
+import CDeskShims
+import Glibc
+
+/// Runs the session's processes and waits for the last of them: starts Xvnc at once and the
+/// desktop when deskd says `desktop` on stdin, keeps their output, records how each ended, and
+/// on SIGTERM (or `stop`) ends them, SIGKILL following 10 s later. As a child subreaper it
+/// inherits every orphan of the session, so "no child left" means the session is over.
+final class Supervisor {
+    let spec: SessionSpec
+    let environment: [String]
+    let cgroupFD: Int32
+    let signals: Int32
+
+    /// A running session process and the pipe its output comes through.
+    struct Child {
+        let role: String
+        let pid: pid_t
+        var output: Int32
+        let log: OutputLog
+    }
+
+    private var children: [Child] = []
+    private var commandsOpen = true
+    private var xvncEnded = false
+    private var desktopStarted = false
+    private var killDeadline: Double?
+    private var command: [UInt8] = []
+
+    init(spec: SessionSpec, environment: [String], cgroupFD: Int32, signals: Int32) {
+        self.spec = spec
+        self.environment = environment
+        self.cgroupFD = cgroupFD
+        self.signals = signals
+    }
+
+    func run() {
+        guard let xvnc = launch("xvnc", spec.xvnc, umask: spec.xvncUmask) else {
+            record("xvnc", "could not be started")
+            report("failed", "could not start \(spec.xvnc[0]): \(String(cString: strerror(errno))).")
+            return
+        }
+        report("xvnc", String(xvnc.pid))
+        children.append(xvnc)
+
+        while true {
+            var fds = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
+            let listening = commandsOpen
+            if listening { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            let outputs = children.indices.filter { children[$0].output >= 0 }
+            fds += outputs.map { pollfd(fd: children[$0].output, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), killDeadline == nil ? -1 : 500)
+            if ready < 0 && errno != EINTR { break }
+
+            if let deadline = killDeadline, Self.now() > deadline { killEverything() }
+            for (offset, index) in outputs.enumerated() where fds[(listening ? 2 : 1) + offset].revents != 0 {
+                drain(index)
+            }
+            if listening, fds[1].revents != 0 { readCommand() }
+            if fds[0].revents != 0 {
+                while case let signal = deskd_read_signal(signals), signal > 0 {
+                    if signal != SIGCHLD { endSession() }
+                }
+                if !reapChildren() { break }   // no child left: every session process has ended
+            }
+        }
+        // What is still in the pipes (a process that passed its stdout on may yet hold one).
+        for index in children.indices where children[index].output >= 0 { drain(index) }
+    }
+
+    private func readCommand() {
+        var byte: UInt8 = 0
+        let n = read(STDIN_FILENO, &byte, 1)
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
+        guard n == 1 else {
+            commandsOpen = false   // deskd went away (a restart): the desktop goes on as it is
+            return
+        }
+        guard byte == UInt8(ascii: "\n") else {
+            if command.count < 64 { command.append(byte) }
+            return
+        }
+        let text = String(decoding: command, as: UTF8.self)
+        command.removeAll()
+        if text == "desktop" && !desktopStarted && !xvncEnded {
+            desktopStarted = true
+            if let desktop = launch("desktop", spec.desktop, umask: 0o022) {
+                children.append(desktop)
+                report("desktop", String(desktop.pid))
+            } else {
+                record("desktop", "could not be started")
+                report("failed", "could not start the desktop: \(String(cString: strerror(errno))).")
+            }
+        } else if text == "stop" {
+            endSession()
+        }
+    }
+
+    private func launch(_ role: String, _ argv: [String], umask: mode_t) -> Child? {
+        var fds: [Int32] = [-1, -1]
+        guard deskd_pipe_cloexec_nonblock(&fds) == 0 else { return nil }
+        let log = OutputLog(path: spec.logDirectory + "/\(role).log", limit: spec.logLimit,
+                            journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role)] " : nil)
+        let pid = withCStrings(argv) { argvPointer in
+            withCStrings(environment) { envp in
+                spec.home.withCString { home in
+                    argv[0].withCString { path in
+                        var process = deskd_spawn_spec(
+                            path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: fds[1], err_fd: -1,
+                            cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home)
+                        return deskd_spawn_process(&process)
+                    }
+                }
+            }
+        }
+        let spawnError = errno
+        close(fds[1])
+        guard pid > 0 else {
+            log.append(ArraySlice(Array("deskd-session: could not start \(argv[0]): \(String(cString: strerror(spawnError)))\n".utf8)))
+            close(fds[0])
+            errno = spawnError
+            return nil
+        }
+        return Child(role: role, pid: pid, output: fds[0], log: log)
+    }
+
+    private func drain(_ index: Int) {
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while children[index].output >= 0 {
+            let n = buffer.withUnsafeMutableBytes { read(children[index].output, $0.baseAddress, $0.count) }
+            if n > 0 { children[index].log.append(buffer[0..<n]); continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && errno == EAGAIN { return }
+            close(children[index].output)
+            children[index].output = -1
+        }
+    }
+
+    /// Reaps every child that has ended; false once there is none left at all.
+    private func reapChildren() -> Bool {
+        while true {
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, WNOHANG)
+            if pid == 0 { return true }
+            if pid < 0 { return errno != ECHILD }
+            if let child = children.first(where: { $0.pid == pid }) {
+                record(child.role, Self.describe(status))
+                if child.role == "xvnc" { xvncEnded = true }
+            }
+        }
+    }
+
+    private func endSession() {
+        for child in children where kill(child.pid, 0) == 0 { kill(child.pid, SIGTERM) }
+        if killDeadline == nil { killDeadline = Self.now() + 10 }
+    }
+
+    /// The session did not end on SIGTERM: everything in its cgroup goes (or, without one, every child).
+    private func killEverything() {
+        if let cgroup = spec.cgroup {
+            let fd = open(cgroup + "/cgroup.kill", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 {
+                _ = write(fd, "1", 1)
+                close(fd)
+            }
+        }
+        for child in children { kill(child.pid, SIGKILL) }
+        killDeadline = Self.now() + 10
+    }
+
+    /// How a process ended, as `history` and `deskctl logs` say it.
+    static func describe(_ status: Int32) -> String {
+        let signal = status & 0x7F
+        if signal == 0 { return "exited with status \((status >> 8) & 0xFF)" }
+        let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
+        return "killed by signal \(signal) (\(name))"
+    }
+
+    /// Writes how `role` ended beside its log, and tells deskd.
+    private func record(_ role: String, _ how: String) {
+        let path = spec.logDirectory + "/\(role).exit"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            let bytes = Array((how + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        report("exit", "\(role) \(how)")
+    }
+
+    private static func now() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        let pointers = strings.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
