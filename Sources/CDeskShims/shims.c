@@ -39,9 +39,7 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 #define P_PIDFD 3
 #endif
 
-/* `fd` moved to 3 or above (a daemon started with 0, 1 or 2 closed gets them back from open):
-   the child's dup2 onto 0-2 must never overwrite a descriptor it still needs. */
-static int deskd_above_stdio(int fd) {
+int deskd_above_stdio(int fd) {
     if (fd < 0 || fd > 2) return fd;
     int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     close(fd);

@@ -161,7 +161,7 @@ public actor SessionManager {
             // from the lowest display up) runs off the actor, against the displays deskd held
             // when it began; one taken meanwhile sends the choice round again.
             let range = configuration.displayRange
-            let held = Set(records.keys).union(reserved.keys)
+            let held = heldDisplays
             let allocator = self.allocator
             let skipping = tried
             let choice = await onDedicatedThread { () -> Result<(Display, [(Display, String)]), DeskError> in
@@ -562,6 +562,9 @@ public actor SessionManager {
         }
     }
 
+    /// Displays with a session of deskd's or a start in flight.
+    private var heldDisplays: Set<Display> { Set(records.keys).union(reserved.keys) }
+
     /// Where the session's Xvnc serves RFB.
     private func endpoint(of record: SessionRecord) -> RFBEndpoint {
         record.session.rfbPort.map(RFBEndpoint.tcp(port:)) ?? .unixSocket(path: directory(of: record).rfbSocket)
@@ -578,7 +581,7 @@ public actor SessionManager {
     public func foreignDisplays(caller: Caller) async -> [ForeignDisplay] {
         guard caller.isAdmin else { return [] }
         let range = configuration.displayRange
-        let held = Set(records.keys).union(reserved.keys)
+        let held = heldDisplays
         return await onDedicatedThread {
             let snapshot = DisplaySnapshot.take(displays: range)
             return range.map(Display.init).compactMap { display in

@@ -53,11 +53,7 @@ public enum ProcFS {
 
     /// The real uid of a process.
     public static func uid(of pid: pid_t) -> uid_t? {
-        guard let status = readText("/proc/\(pid)/status") else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
-            return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first.flatMap { uid_t($0) }
-        }
-        return nil
+        uids(of: pid).first
     }
 
     /// The real, effective, saved and filesystem uids of a process.

@@ -90,8 +90,8 @@ public final class SessionHelper: Sendable {
         // The helper's ends block, as a process's stdin and stdout are expected to.
         for fd in [input[0], output[1]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
         // Descriptors 0-2 are the child's to be given; keep ours above them.
-        input = input.map(Self.aboveStdio)
-        output = output.map(Self.aboveStdio)
+        input = input.map(deskd_above_stdio)
+        output = output.map(deskd_above_stdio)
         let pid = [helper].withCStringArray { argv in
             [String]().withCStringArray { envp in
                 helper.withCString { path in
@@ -112,7 +112,13 @@ public final class SessionHelper: Sendable {
         let started = SessionHelper(pid: pid, commands: input[1], replies: output[0])
         let bytes = spec.encoded
         let written = bytes.withUnsafeBytes { buffer in retryingEINTR { write(input[1], buffer.baseAddress, buffer.count) } }
-        guard written == bytes.count else { throw OSError("write spec", path: helper) }
+        guard written == bytes.count else {
+            // Nothing watches it yet: end and reap it here, or it stays a zombie of deskd's.
+            let error = OSError("write spec", path: helper)
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+            throw error
+        }
         return started
     }
 
@@ -167,21 +173,5 @@ public final class SessionHelper: Sendable {
     private static func split(_ line: String) -> (String, String) {
         guard let space = line.firstIndex(of: " ") else { return (line, "") }
         return (String(line[..<space]), String(line[line.index(after: space)...]))
-    }
-
-    private static func aboveStdio(_ fd: Int32) -> Int32 {
-        guard fd >= 0 && fd <= 2 else { return fd }
-        let moved = fcntl(fd, F_DUPFD_CLOEXEC, 3)
-        close(fd)
-        return moved
-    }
-}
-
-extension Array where Element == String {
-    /// A NULL-terminated array of C strings, alive for the duration of `body`.
-    func withCStringArray<R>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        let pointers = map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

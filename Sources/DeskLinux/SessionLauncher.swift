@@ -65,16 +65,18 @@ public enum SessionLauncher {
         defer { if cgroupFD >= 0 { close(cgroupFD) } }
         let arguments = argumentVector(spec)
         let environment = spec.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        let pid = withCStrings(arguments) { argv in
-            withCStrings(environment) { envp in deskd_spawn(setprivPath, argv, envp, spec.logFD, cgroupFD, spec.umask) }
+        let pid = arguments.withCStringArray { argv in
+            environment.withCStringArray { envp in deskd_spawn(setprivPath, argv, envp, spec.logFD, cgroupFD, spec.umask) }
         }
         guard pid > 0 else { throw OSError("spawn", path: spec.executable) }
         return pid
     }
+}
 
+extension Array where Element == String {
     /// A NULL-terminated array of C strings, alive for the duration of `body`.
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        let pointers = strings.map { strdup($0) } + [nil]
+    func withCStringArray<R>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        let pointers = map { strdup($0) } + [nil]
         defer { for pointer in pointers { free(pointer) } }
         return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }

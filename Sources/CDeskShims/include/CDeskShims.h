@@ -19,6 +19,11 @@ int deskd_pipe_cloexec_nonblock(int fds[2]);
 /// `cgroup_fd` is a cgroup v2 directory — inside that cgroup from its first instruction
 /// (clone3 with CLONE_INTO_CGROUP), so nothing it forks can escape a later kill.
 /// Returns the pid once `path` has been exec'd, or -1 with errno (also when exec failed).
+/// `fd` moved to 3 or above (closed and replaced by a CLOEXEC duplicate if it was 0, 1 or 2):
+/// a daemon started with 0-2 closed gets them back from open, and a child's dup2 onto 0-2
+/// must never overwrite a descriptor it still needs. -1 stays -1.
+int deskd_above_stdio(int fd);
+
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
 /// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as
