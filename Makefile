@@ -4,6 +4,7 @@
 #   make install              into PREFIX (default /usr/local); DESTDIR stages it elsewhere
 #   make uninstall            removes what install put there (not /etc/deskd/deskd.toml)
 #   make man                  regenerates docs/man from the argument parsers
+#   make deb                  release build, then .build/deskd_VERSION_ARCH.deb (scripts/make-deb)
 #   make check                the whole test suite (scripts/check)
 #
 # SKIP_BUILD=1 installs the binaries already in BUILD_DIR without building.
@@ -19,6 +20,7 @@ DOCDIR      ?= $(DATADIR)/doc/deskd
 TEMPLATEDIR ?= $(DATADIR)/deskd/templates
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCONFDIR  ?= /etc
 BUILD_DIR   ?= .build/release
 SWIFT       ?= swift
@@ -30,7 +32,7 @@ FISHDIR = $(DATADIR)/fish/vendor_completions.d
 UNITS     = deskd.service deskd-reap.service deskd-reap.timer
 TEMPLATES = $(wildcard Templates/*.xstartup)
 
-.PHONY: all build install uninstall man check
+.PHONY: all build install uninstall man check deb
 
 all: build
 
@@ -43,7 +45,7 @@ endif
 
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(SYSCONFDIR)/deskd/templates
 	install -m 0755 $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
 	install -m 0755 $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
@@ -59,6 +61,7 @@ install: build
 			systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
 	done
 	install -m 0644 systemd/deskd-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/deskd.conf
+	install -m 0644 systemd/deskd-sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf
 	install -m 0644 docs/man/deskctl.1 $(DESTDIR)$(MANDIR)/man1/deskctl.1
 	install -m 0644 docs/man/deskd.8 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
@@ -80,7 +83,7 @@ uninstall:
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
-	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/deskctl.1 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	rm -rf $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(ZSHDIR)/_deskctl $(DESTDIR)$(FISHDIR)/deskctl.fish
@@ -96,3 +99,6 @@ man:
 
 check:
 	scripts/check
+
+deb: build
+	scripts/make-deb $(BUILD_DIR) .build

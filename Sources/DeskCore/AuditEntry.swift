@@ -1,5 +1,19 @@
 import Foundation
 
+/// What an audit entry records: a state-changing request, or a session's end (which deskd
+/// itself records, whatever ended it, so `history` says how every session ended).
+///
+/// The raw values are the trail's `command` field; the request verbs keep their names.
+public enum AuditAction: String, Codable, Sendable {
+    case start, kill, reap, passwd
+    /// A session ended: by request, on its own, or because deskd found it gone.
+    case ended
+
+    public init?(_ command: Command) {
+        self.init(rawValue: command.rawValue)
+    }
+}
+
 /// One line of the audit trail: who asked for a state change, what, on whom, and how it ended.
 ///
 /// Written by the daemon as one JSON object per line; never holds a password.
@@ -9,7 +23,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public var peerUID: UInt32
     public var peerPID: Int32
     public var peerUser: String?
-    public var command: Command
+    public var command: AuditAction
     /// The account acted on (start: the session's user; kill --user: that user).
     public var user: String?
     public var uid: UInt32?
@@ -22,7 +36,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     /// Entries of this caller left out of the trail just before this entry (see `AuditLimiter`).
     public var suppressed: Int?
 
-    public init(time: Date, peerUID: UInt32, peerPID: Int32, peerUser: String?, command: Command, user: String? = nil,
+    public init(time: Date, peerUID: UInt32, peerPID: Int32, peerUser: String?, command: AuditAction, user: String? = nil,
                 uid: UInt32? = nil, display: Display? = nil, detail: String? = nil, ok: Bool, outcome: String) {
         self.time = time
         self.peerUID = peerUID
@@ -66,9 +80,6 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     public func isVisible(to caller: Caller) -> Bool {
         caller.isAdmin || peerUID == caller.uid || uid == caller.uid
     }
-
-    /// The commands that change state, and so are audited.
-    public static let auditedCommands: Set<Command> = [.start, .kill, .reap, .passwd]
 }
 
 /// Keeps requests that changed nothing from flushing the audit trail. The trail rotates at a

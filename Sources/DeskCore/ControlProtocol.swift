@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe, passwd, history, status
+    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -37,10 +37,14 @@ public struct Request: Codable, Sendable, Equatable {
     public var viewOnly: Bool?
     /// history: entries at or after this time (seconds since 1970).
     public var since: Double?
+    /// logs: the session, by id, instead of `display` (which names the newest session there).
+    public var session: String?
+    /// logs: the most lines to show of each process's output.
+    public var lines: Int?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
-                viewOnly: Bool? = nil, since: Double? = nil) {
+                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -53,6 +57,8 @@ public struct Request: Codable, Sendable, Equatable {
         self.dryRun = dryRun
         self.viewOnly = viewOnly
         self.since = since
+        self.session = session
+        self.lines = lines
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -111,10 +117,13 @@ public struct Response: Codable, Sendable, Equatable {
     public var history: [AuditEntry]?
     /// status: the daemon's own state.
     public var status: DaemonStatus?
+    /// logs: a session's output and how its processes ended.
+    public var logs: SessionLogs?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
-                history: [AuditEntry]? = nil, status: DaemonStatus? = nil) {
+                history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil) {
         self.ok = true
+        self.logs = logs
         self.history = history
         self.status = status
         self.sessions = sessions

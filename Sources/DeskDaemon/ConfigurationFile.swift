@@ -126,6 +126,8 @@ public enum ConfigurationFile {
             "xvnc_max_idle": { c, v throws(Reason) in c.xvncMaxIdleSeconds = try duration(v) },
             "xvnc_max_disconnection": { c, v throws(Reason) in c.xvncMaxDisconnectionSeconds = try duration(v) },
             "path": { c, v throws(Reason) in c.sessionPath = try string(v) },
+            "log_bytes": { c, v throws(Reason) in c.sessionLogBytes = try positive(v, max: 1 << 30) },
+            "keep_logs": { c, v throws(Reason) in c.keptSessionLogs = try nonNegative(v, max: 100_000) },
         ],
         "limits": [
             "minimum_uid": { c, v throws(Reason) in c.minimumUID = UInt32(try positive(v, max: Int(Int32.max))) },
@@ -139,6 +141,8 @@ public enum ConfigurationFile {
             "displays": { c, v throws(Reason) in c.displayRange = try displayRange(v) },
             "min_geometry": { c, v throws(Reason) in c.limits.minimumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
             "max_geometry": { c, v throws(Reason) in c.limits.maximumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
+            "session_tasks": { c, v throws(Reason) in c.sessionTasksMax = try positive(v, max: 4_194_304) },
+            "session_memory": { c, v throws(Reason) in c.sessionMemoryMax = try byteSize(v) },
             "starts_per_minute": { c, v throws(Reason) in
                 let n = try nonNegative(v, max: 6000)
                 c.startsPerMinute = n == 0 ? nil : n
@@ -184,6 +188,22 @@ public enum ConfigurationFile {
             result.append(text)
         }
         return result
+    }
+
+    /// A size in bytes: a whole number, or one with K, M, G or T (powers of 1024), as "4G".
+    static func byteSize(_ v: any TOMLValueConvertible) throws(Reason) -> Int {
+        let problem = Reason("must be a size such as \"512M\" or \"4G\" (K, M, G, T) or a number of bytes, at least 64M, not \(v.debugDescription)")
+        var size: Int
+        if let n = v.int {
+            size = n
+        } else if let text = v.string, let unit = text.last, let power = ["K": 1, "M": 2, "G": 3, "T": 4][unit.uppercased()],
+                  let n = Int(text.dropLast()), n > 0 {
+            size = n << (10 * power)
+        } else {
+            throw problem
+        }
+        guard size >= 64 << 20 else { throw problem }
+        return size
     }
 
     static func bool(_ v: any TOMLValueConvertible) throws(Reason) -> Bool {

@@ -14,7 +14,7 @@ public struct ControlHandler: Sendable {
     public init(manager: SessionManager, configuration: DaemonConfiguration, logger: Logger) {
         self.manager = manager
         self.hostName = ProcessInfo.processInfo.hostName
-        self.audit = AuditTrail(path: configuration.auditLogPath, logger: logger)
+        self.audit = manager.audit
         self.logger = logger
         if GroupDirectory.gid(named: configuration.adminGroup) == nil {
             logger.notice("admin group does not exist; only root administers sessions", metadata: ["config.adminGroup": "\(configuration.adminGroup)"])
@@ -33,17 +33,17 @@ public struct ControlHandler: Sendable {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(request.command.rawValue)", "error.code": "\(error.code.rawValue)"])
             response = Response(error: error)
         }
-        if AuditEntry.auditedCommands.contains(request.command) {
+        if let action = AuditAction(request.command) {
             let owner = await request.display.asyncMap { await manager.owner(of: Display($0)) } ?? nil
             let changed = request.command == .start || ([.kill, .reap].contains(request.command) && request.dryRun != true && !(response.sessions ?? []).isEmpty)
-            audit.record(auditEntry(request, response, caller: caller, displayOwner: owner), changedSessions: response.ok && changed)
+            audit.record(auditEntry(request, action, response, caller: caller, displayOwner: owner), changedSessions: response.ok && changed)
         }
         return response
     }
 
     /// What the audit trail keeps of a request: never a password, whatever the reply holds.
     /// `displayOwner` names whose session a refused request was aimed at, so the owner sees it.
-    func auditEntry(_ request: Request, _ response: Response, caller: Caller, displayOwner: (user: String, uid: UInt32)?) -> AuditEntry {
+    func auditEntry(_ request: Request, _ action: AuditAction, _ response: Response, caller: Caller, displayOwner: (user: String, uid: UInt32)?) -> AuditEntry {
         let sessions = response.sessions ?? []
         let single = sessions.count == 1 ? sessions.first : nil
         var details: [String] = []
@@ -59,17 +59,18 @@ public struct ControlHandler: Sendable {
         if let error = response.error {
             outcome = error.code.rawValue
         } else {
-            switch request.command {
+            switch action {
             case .start: outcome = "started"
             case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
-            default:
+            case .ended: outcome = "ended"
+            case .kill, .reap:
                 let verb = request.dryRun == true ? "would kill" : "killed"
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")
             }
         }
         let user = single?.user ?? displayOwner?.user ?? request.user ?? (request.command == .start ? caller.userName : nil)
         return AuditEntry(
-            time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: request.command,
+            time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: action,
             user: user, uid: single?.uid ?? displayOwner?.uid ?? user.flatMap { UserAccount.named($0)?.uid },
             display: single?.display ?? request.display.map(Display.init),
             detail: details.isEmpty ? nil : details.joined(separator: " "), ok: response.ok, outcome: outcome
@@ -112,6 +113,13 @@ public struct ControlHandler: Sendable {
             return Response(sessions: [session], connect: session.connectHints(host: hostName))
         case .status:
             return Response(status: await manager.status())
+        case .logs:
+            guard request.display != nil || request.session != nil else {
+                throw DeskError(.badRequest, "logs needs a display or a session id, for example: deskctl logs :3.")
+            }
+            let display = try request.display.map { number throws(DeskError) in try Display(parsing: String(number), range: Display.supportedRange) }
+            return Response(logs: try await manager.logs(display: display, sessionID: request.session,
+                                                        lines: request.lines ?? SessionLogs.defaultLines, caller: caller))
         case .history:
             if let name = request.user, !caller.isAdmin, name != caller.userName {
                 throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")

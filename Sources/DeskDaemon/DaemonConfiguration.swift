@@ -37,6 +37,11 @@ public struct DaemonConfiguration: Sendable {
     public var startTimeout: Duration = .seconds(20)
     /// Each of a session's logs (Xvnc's, the desktop's) is kept up to this size, twice over.
     public var sessionLogBytes = 1 << 20
+    /// Each session's cgroup caps, where the pids and memory controllers are delegated to deskd.
+    public var sessionTasksMax: Int?
+    public var sessionMemoryMax: Int?
+    /// The log directories of this many ended sessions are kept (`deskctl logs`); older ones go.
+    public var keptSessionLogs = 50
     /// Between SIGTERM and SIGKILL when a session is killed.
     public var killGrace: Duration = .seconds(3)
     /// When the desktop (xstartup) exits, end the session, as vncserver does.

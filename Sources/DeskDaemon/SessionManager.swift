@@ -13,6 +13,9 @@ public actor SessionManager {
     private var configuration: DaemonConfiguration
     private let logger: Logger
     private let store: SessionStore
+    private let archive: SessionLogArchive
+    /// The audit trail; the manager writes the entry for every session's end into it.
+    nonisolated let audit: AuditTrail
     private let exitMonitor = ExitMonitor()
     private let cgroupBase: String?
     /// deskd-session, beside deskd's binary: the process behind each desktop's PAM login.
@@ -34,6 +37,8 @@ public actor SessionManager {
         self.configuration = configuration
         self.logger = logger
         self.store = SessionStore(directory: configuration.sessionRecordsDirectory)
+        self.archive = SessionLogArchive(directory: configuration.sessionLogsDirectory)
+        self.audit = AuditTrail(path: configuration.auditLogPath, logger: logger)
         self.cgroupBase = SessionCGroup.defaultBase()
         self.helperPath = SessionHelper.locate()
         self.startRate = configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:))
@@ -43,6 +48,12 @@ public actor SessionManager {
         }
         if cgroupBase == nil {
             logger.warning("no writable cgroup v2 hierarchy; sessions are killed by process group and environment sweep")
+        }
+        let controllers = cgroupBase.map(SessionCGroup.enableLimitControllers(base:)) ?? []
+        for (key, controller, wanted) in [("limits.session_tasks", "pids", configuration.sessionTasksMax != nil),
+                                          ("limits.session_memory", "memory", configuration.sessionMemoryMax != nil)]
+        where wanted && !controllers.contains(controller) {
+            logger.warning("the \(controller) cgroup controller is not delegated to deskd, so \(key) does not apply; limits.conf (pam_limits) still does")
         }
     }
 
@@ -109,9 +120,11 @@ public actor SessionManager {
                 logger.info("session adopted", metadata: metadata(session))
             } else {
                 logger.info("session gone while deskd was away; cleaning up", metadata: metadata(session))
-                await tearDown(record, reason: "gone")
+                await tearDown(record, reason: "gone while deskd was away")
             }
         }
+        let archive = self.archive, keep = configuration.keptSessionLogs, live = Set(records.values.map(\.session.id))
+        await onDedicatedThread { archive.prune(keep: keep, live: live) }
     }
 
     static func isSameProcess(_ session: Session) -> Bool {
@@ -280,7 +293,9 @@ public actor SessionManager {
             directory.remove()
             throw LaunchError.failed(DeskError(.internalError, "cannot create \(logDirectory): \(String(cString: strerror(errno)))."))
         }
+        archive.save(SessionSummary(id: id, user: account.name, uid: account.uid, display: display, desktop: template.name, startedAt: Date()))
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
+        cgroup?.limit(tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)
         let environment = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
             "PATH": configuration.sessionPath, "DISPLAY": display.description, "XAUTHORITY": directory.xauthority,
@@ -468,6 +483,34 @@ public actor SessionManager {
         return session
     }
 
+    /// The end of a session's output and how its processes ended, for its owner and admins: the
+    /// running session on a display, else the one that ended there last, or any kept one by id.
+    public func logs(display: Display?, sessionID: String?, lines: Int, caller: Caller) async throws(DeskError) -> SessionLogs {
+        let archive = self.archive
+        var summary: SessionSummary?
+        if let sessionID {
+            guard SessionSummary.isSessionID(sessionID) else {
+                throw DeskError(.badRequest, "'\(sessionID)' is not a session id (32 hex digits, as in deskctl show or history); or name a display such as :3.")
+            }
+            summary = await onDedicatedThread { archive.summary(of: sessionID) }
+        } else if let display {
+            if let record = records[display], record.logDirectory != nil {
+                summary = await onDedicatedThread { archive.summary(of: record.session.id) }
+            } else {
+                summary = await onDedicatedThread { archive.newest(on: display) }
+            }
+        }
+        let what = sessionID.map { "session \($0)" } ?? display.map { "display \($0)" } ?? "that session"
+        guard let summary else {
+            throw DeskError(.noSuchSession, "deskd keeps no logs for \(what); logs are kept for running sessions and the last \(configuration.keptSessionLogs) ended ones (see deskctl history).")
+        }
+        guard policy.mayAct(caller, onSessionOf: summary.uid) else {
+            throw DeskError(.permissionDenied, "the logs of \(what) belong to another user's session; only its owner or an admin may read them.")
+        }
+        let count = min(max(lines, 1), SessionLogs.maxLines)
+        return await onDedicatedThread { archive.logs(of: summary, lines: count) }
+    }
+
     public func kill(_ request: Request, caller: Caller) async throws(DeskError) -> [Session] {
         let targets: [SessionRecord]
         if let number = request.display {
@@ -491,7 +534,7 @@ public actor SessionManager {
         var killed: [Session] = []
         for record in targets.sorted(by: { $0.session.display < $1.session.display }) {
             logger.info("session kill requested", metadata: metadata(record.session).merging(["peer.uid": "\(caller.uid)"]) { $1 })
-            await tearDown(record, reason: "killed")
+            await tearDown(record, reason: "killed by \(caller.userName ?? "uid \(caller.uid)")")
             var session = record.session
             session.state = .exited
             killed.append(session)
@@ -617,7 +660,7 @@ public actor SessionManager {
         var reaped: [Session] = []
         for record in idleOnes {
             logger.info("reaping idle session", metadata: metadata(record.session).merging(["session.idleSeconds": "\(record.session.idleSeconds)", "peer.uid": "\(caller.uid)"]) { $1 })
-            await tearDown(record, reason: "idle")
+            await tearDown(record, reason: caller.pid == getpid() ? "idle limit" : "reaped idle by \(caller.userName ?? "uid \(caller.uid)")")
             var session = record.session
             session.state = .exited
             reaped.append(session)
@@ -780,6 +823,28 @@ public actor SessionManager {
             records[session.display] = nil
         }
         logger.info("session ended", metadata: metadata(session).merging(["session.reason": "\(reason)"]) { $1 })
+        await archiveEnd(of: record, reason: reason)
+    }
+
+    /// Notes the end beside the session's logs and in the audit trail, whatever ended it, and
+    /// drops the logs of sessions beyond the newest `sessions.keep_logs` ended ones. deskd-session
+    /// has exited by now (teardown waits for it), so how each process ended is on disk.
+    private func archiveEnd(of record: SessionRecord, reason: String) async {
+        guard record.logDirectory != nil else { return }   // an older deskd's session keeps no logs
+        let session = record.session
+        let summary = SessionSummary(id: session.id, user: session.user, uid: session.uid, display: session.display,
+                                     desktop: session.desktop, startedAt: session.startedAt)
+        let archive = self.archive, keep = configuration.keptSessionLogs
+        let live = Set(records.values.map(\.session.id)).union(teardowns.keys).subtracting([session.id])
+        let exits = await onDedicatedThread {
+            let exits = archive.end(summary, reason: reason, at: Date())
+            archive.prune(keep: keep, live: live)
+            return exits
+        }
+        audit.record(AuditEntry(
+            time: Date(), peerUID: 0, peerPID: getpid(), peerUser: "deskd", command: .ended, user: session.user, uid: session.uid,
+            display: session.display, detail: "session=\(session.id)", ok: true, outcome: SessionLogs.outcome(reason: reason, exits: exits)
+        ), changedSessions: true)
     }
 
     private static func waitUntilEmpty(_ members: @Sendable () -> [pid_t], for limit: Duration) async -> [pid_t] {

@@ -17,18 +17,12 @@ struct SessionRecord: Codable, Sendable {
     var logDirectory: String?
 }
 
-/// One JSON file per session, `<runtime>/sessions/<id>.json`, written atomically (temp file +
-/// rename), so a daemon killed mid-write leaves the old record or the new one, never half of one.
-/// Keyed by session id, not display: removing an ended session's record can never remove the
-/// record of a newer session on the same display.
-struct SessionStore: Sendable {
-    let directory: String
-
-    func save(_ record: SessionRecord) throws {
-        let data = try JSONEncoder.desk.encode(record)
-        let path = self.path(for: record.session.id)
+/// A file in one of root's own 0700 directories, replaced whole: written to a temporary file and
+/// renamed over, so a daemon killed mid-write leaves the old contents or the new, never half.
+/// A fixed temporary name is safe there, and O_NOFOLLOW keeps it from following anything.
+enum RootFile {
+    static func replace(_ path: String, with data: Data) throws {
         let temporary = path + ".tmp"
-        // Root's own directory (0700): a fixed temporary name is safe, and rename is atomic.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw OSError("create", path: temporary) }
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -37,6 +31,18 @@ struct SessionStore: Sendable {
             unlink(temporary)
             throw OSError("write", path: path)
         }
+    }
+}
+
+/// One JSON file per session, `<runtime>/sessions/<id>.json`, written atomically (temp file +
+/// rename), so a daemon killed mid-write leaves the old record or the new one, never half of one.
+/// Keyed by session id, not display: removing an ended session's record can never remove the
+/// record of a newer session on the same display.
+struct SessionStore: Sendable {
+    let directory: String
+
+    func save(_ record: SessionRecord) throws {
+        try RootFile.replace(path(for: record.session.id), with: JSONEncoder.desk.encode(record))
     }
 
     func remove(sessionID: String) {
@@ -53,7 +59,7 @@ struct SessionStore: Sendable {
             let path = directory + "/" + name
             guard case .contents(let bytes, _, _) = UntrustedFile.read(path, limit: 1 << 20),
                   let record = try? JSONDecoder.desk.decode(SessionRecord.self, from: Data(bytes)),
-                  Self.isSessionID(record.session.id)
+                  SessionSummary.isSessionID(record.session.id)
             else {
                 unreadable.append(path)
                 unlink(path)
@@ -65,11 +71,6 @@ struct SessionStore: Sendable {
             records.append(record)
         }
         return (records, unreadable)
-    }
-
-    /// 32 lowercase hex digits, as `SessionManager` makes them: safe in a path and a cgroup name.
-    static func isSessionID(_ id: String) -> Bool {
-        id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     private func path(for sessionID: String) -> String {

@@ -30,6 +30,26 @@ public struct SessionCGroup: Sendable, Equatable {
         return SessionCGroup(path: path)
     }
 
+    /// Turns on the pids and memory controllers for the session cgroups under `base`, as far as
+    /// the tree above delegates them, and returns those now on. (The cgroup above `base` must
+    /// have them in its subtree_control; deskd cannot do that from inside it, as it holds a process.)
+    public static func enableLimitControllers(base: String) -> Set<String> {
+        let available = Set((ProcFS.readText(base + "/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
+        let wanted = available.intersection(["pids", "memory"])
+        for controller in wanted.sorted() {
+            try? SessionCGroup(path: base).write("cgroup.subtree_control", "+\(controller)\n")
+        }
+        return Set((ProcFS.readText(base + "/cgroup.subtree_control") ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
+            .intersection(["pids", "memory"])
+    }
+
+    /// Caps the session's tasks (pids.max: a fork bomb stops there) and memory (memory.max),
+    /// where those controllers are on; a limit whose file is missing is skipped.
+    public func limit(tasks: Int?, memoryBytes: Int?) {
+        if let tasks, access(path + "/pids.max", F_OK) == 0 { try? write("pids.max", "\(tasks)\n") }
+        if let memoryBytes, access(path + "/memory.max", F_OK) == 0 { try? write("memory.max", "\(memoryBytes)\n") }
+    }
+
     /// Moves a process (and so, from now on, all it forks) into the cgroup.
     public func add(_ pid: pid_t) throws(OSError) {
         try write("cgroup.procs", "\(pid)\n")

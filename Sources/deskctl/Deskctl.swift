@@ -19,7 +19,7 @@ struct Deskctl: ParsableCommand {
             NO_COLOR turns colour off.
             """,
         version: DeskVersion.current,
-        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Status.self]
+        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Logs.self, Status.self]
     )
 
     /// Like ArgumentParser's main, but a usage error is one line on stderr, as every other

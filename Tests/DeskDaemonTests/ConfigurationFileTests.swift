@@ -50,10 +50,14 @@ struct ConfigurationFileTests {
             displays = "10-40"
             max_geometry = "2560x1440"
             starts_per_minute = 0
+            session_tasks = 2000
+            session_memory = "4G"
 
             [sessions]
             idle_limit = "2h"
             kill_grace = 1
+            keep_logs = 0
+            log_bytes = 65536
 
             [network]
             listen = "0.0.0.0"
@@ -67,6 +71,8 @@ struct ConfigurationFileTests {
         #expect(configuration.displayRange == 10...40)
         #expect(configuration.limits.maximumGeometry == Geometry(width: 2560, height: 1440))
         #expect(configuration.startsPerMinute == nil)
+        #expect(configuration.sessionTasksMax == 2000 && configuration.sessionMemoryMax == 4 << 30)
+        #expect(configuration.keptSessionLogs == 0 && configuration.sessionLogBytes == 65536)
         #expect(configuration.idleLimitSeconds == 7200)
         #expect(configuration.killGrace == .seconds(1))
         #expect(configuration.vncExposure.tlsCertificate == "/etc/deskd/tls/cert.pem")
@@ -108,6 +114,8 @@ struct ConfigurationFileTests {
         ("[limits]\nallowed_users = [\"alice\", \"-rf\"]\n", 2, "must hold user or group names"),
         ("[limits]\nmax_sessions = 3\nmax_sessions = 4\n", 3, "not valid TOML"),
         ("[limits\nmax_sessions = 3\n", 1, "not valid TOML"),
+        ("[limits]\nsession_memory = \"4 GB\"\n", 2, "limits.session_memory must be a size such as \"512M\""),
+        ("[limits]\nsession_memory = \"1M\"\n", 2, "at least 64M"),
     ])
     func badValue(text: String, line: Int, words: String) throws {
         let error = try #require(parseError(text))

@@ -1,3 +1,4 @@
+import DeskCore
 import DeskLinux
 import Foundation
 import Glibc
@@ -17,6 +18,7 @@ struct InstallTests {
         "usr/lib/systemd/system/deskd-reap.service",
         "usr/lib/systemd/system/deskd-reap.timer",
         "usr/lib/tmpfiles.d/deskd.conf",
+        "usr/lib/sysusers.d/deskd.conf",
         "usr/share/man/man1/deskctl.1",
         "usr/share/man/man8/deskd.8",
         "usr/share/bash-completion/completions/deskctl",
@@ -72,7 +74,7 @@ struct InstallTests {
     /// docs/man is generated (make man) and committed; a new subcommand must be in it.
     @Test func theManPagesCoverEverySubcommand() throws {
         let page = try String(contentsOf: TestEnvironment.repository.appendingPathComponent("docs/man/deskctl.1"), encoding: .utf8)
-        for command in ["start", "list", "show", "kill", "reap", "probe", "passwd", "history", "status"] {
+        for command in Command.allCases.filter({ $0 != .ping }).map(\.rawValue) {
             #expect(page.contains(".It Em \(command)"), "docs/man/deskctl.1 lacks \(command); run make man")
         }
         let daemon = try String(contentsOf: TestEnvironment.repository.appendingPathComponent("docs/man/deskd.8"), encoding: .utf8)

@@ -45,6 +45,46 @@ extension EndToEnd {
         }
     }
 
+    /// A fork bomb in one desktop stops at its owner's nproc limit (limits.d, applied by
+    /// pam_limits to the login): another user's start still succeeds, deskd still answers, and
+    /// kill ends every process of the bomb (the session's cgroup.kill, which no fork outruns).
+    @Test func aForkBombStopsAtItsOwnersLimitAndIsKilledWhole() throws {
+        let bea = try TestUsers.ensure("deskt-bea")
+        let cal = try TestUsers.ensure("deskt-cal")
+        let limits = "/etc/security/limits.d/deskt-bea-\(getpid()).conf"
+        try "\(bea.name) hard nproc 120\n\(bea.name) soft nproc 120\n".write(toFile: limits, atomically: true, encoding: .utf8)
+        let templates = "/tmp/deskt-templates-bomb-\(getpid())"
+        try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+        try "#!/bin/sh\nbomb() { bomb | bomb & }\nbomb\nexec sleep 600\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
+        let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
+        defer {
+            daemon.shutDown()
+            unlink(limits)
+            TestUsers.reap(bea); TestUsers.reap(cal)
+            try? FileManager.default.removeItem(atPath: templates)
+        }
+        let bomb = try daemon.start(bea.name, extra: ["--desktop", "bomb"])
+        // The bomb spreads until forks fail at the limit (the shell says so in the desktop's log),
+        // and never holds more than the limit.
+        var most = 0
+        #expect(eventually(15) {
+            most = max(most, TestUsers.processes(of: bea).count)
+            return most >= 30 && ((try? daemon.deskctl(["logs", bomb.display.description]).stdout) ?? "").contains("Cannot fork")
+        }, "the bomb never reached its limit: at most \(most) processes")
+        for _ in 0..<20 {
+            most = max(most, TestUsers.processes(of: bea).count)
+            usleep(50_000)
+        }
+        #expect(most <= 120, "\(most) processes, over the limit of 120")
+
+        let other = try daemon.start(cal.name)
+        #expect(ProcFS.isAlive(other.pid))
+        #expect(try daemon.deskctl(["status"]).status == 0)
+        #expect(try daemon.deskctl(["kill", bomb.display.description]).status == 0)
+        #expect(eventually(10) { TestUsers.processes(of: bea).isEmpty }, "\(TestUsers.processes(of: bea).count) of the bomb's processes left")
+        #expect(ProcFS.isAlive(other.pid))
+    }
+
     /// Each desktop has a session keyring of its own: a key Una adds to hers is out of Vic's
     /// reach from inside his desktop (sharing deskd's session keyring, he could read it).
     @Test func eachDesktopHasItsOwnSessionKeyring() throws {
@@ -89,6 +129,70 @@ extension EndToEnd {
         let attempt = (try? String(contentsOfFile: "\(drop)/\(vic.name).read", encoding: .utf8)) ?? ""
         #expect(!attempt.contains("secret-of-\(una.name)"), "\(attempt)")
         #expect(!attempt.isEmpty)
+    }
+
+    /// A desktop that fails at once leaves what the admin needs after the session is gone: its
+    /// output and exit status (`deskctl logs`, for the owner and admins only) and how the
+    /// session ended (`history`). Only the last `keep_logs` ended sessions keep their logs.
+    @Test func aDesktopThatExitsAtOnceLeavesItsLogAndExitStatus() throws {
+        let wes = try TestUsers.ensure("deskt-wes")
+        let xan = try TestUsers.ensure("deskt-xan")
+        let templates = "/tmp/deskt-templates-fail-\(getpid())"
+        try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+        try "#!/bin/sh\necho \"deskt-marker from $USER\"\necho 'deskt-stderr-marker' >&2\nexit 3\n"
+            .write(toFile: templates + "/fails.xstartup", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nexec sleep 600\n".write(toFile: templates + "/waits.xstartup", atomically: true, encoding: .utf8)
+        let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\nkeep_logs = 2\n")
+        defer {
+            daemon.shutDown()
+            TestUsers.reap(wes); TestUsers.reap(xan)
+            try? FileManager.default.removeItem(atPath: templates)
+        }
+        let failed = try daemon.start(wes.name, extra: ["--desktop", "fails"], as: wes.name)
+        #expect(eventually(10) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+
+        let logs = try daemon.deskctl(["logs", failed.display.description, "--json"], as: wes.name).decode(SessionLogs.self)
+        #expect(logs.session.id == failed.id && logs.session.endedAt != nil)
+        #expect(logs.session.endReason == "desktop exited", "\(logs.session)")
+        let desktop = try #require(logs.processes.first { $0.role == .desktop })
+        #expect(desktop.exit == "exited with status 3", "\(desktop)")
+        #expect(desktop.lines.contains("deskt-marker from \(wes.name)") && desktop.lines.contains("deskt-stderr-marker"), "\(desktop.lines)")
+        let xvnc = try #require(logs.processes.first { $0.role == .xvnc })
+        #expect(xvnc.exit?.hasPrefix("killed by signal 15") == true || xvnc.exit == "exited with status 0", "\(xvnc)")
+        #expect(xvnc.lines.contains { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }, "\(xvnc.lines)")
+
+        // The text form says the same to a person; --lines cuts it.
+        let text = try daemon.deskctl(["logs", failed.id, "--lines", "1"], as: wes.name)
+        #expect(text.status == 0 && text.stdout.contains("== desktop: exited with status 3 ==") && text.stdout.contains("ended"), "\(text.stdout)")
+        #expect(text.stdout.contains("earlier lines left out"))
+
+        // Another user reads none of it, by display or by id; an admin (root) reads it.
+        for target in [failed.display.description, failed.id] {
+            let refused = try daemon.deskctl(["logs", target], as: xan.name)
+            #expect(refused.status == 1 && refused.stderr.contains("only its owner or an admin"), "\(refused.stderr)")
+            #expect(!refused.stdout.contains("deskt-marker"))
+        }
+        #expect(try daemon.deskctl(["logs", failed.id]).stdout.contains("deskt-marker"))
+
+        // history says how it ended, to its owner.
+        let history = try daemon.deskctl(["history", "--json"], as: wes.name).decode([AuditEntry].self)
+        let ended = try #require(history.last { $0.command == .ended && $0.display == failed.display })
+        #expect(ended.outcome.hasPrefix("desktop exited (") && ended.outcome.contains("desktop exited with status 3"), "\(ended.outcome)")
+        #expect(try daemon.deskctl(["history"], as: wes.name).stdout.contains("ended"))
+
+        // Three more ended sessions: only the newest two keep their logs.
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let session = try daemon.start(wes.name, extra: ["--desktop", "waits"])
+            ids.append(session.id)
+            #expect(try daemon.deskctl(["kill", session.display.description]).status == 0)
+        }
+        let gone = try daemon.deskctl(["logs", failed.id], as: wes.name)
+        #expect(gone.status == 1 && gone.stderr.contains("keeps no logs"), "\(gone.stderr)")
+        #expect(try daemon.deskctl(["logs", ids[0]]).status == 1)
+        let kept = try daemon.deskctl(["logs", ids[2], "--json"], as: wes.name).decode(SessionLogs.self)
+        #expect(kept.session.endReason == "killed by root", "\(kept.session)")
+        #expect(try daemon.deskctl(["logs", ids[1]]).status == 0)
     }
 }
 }

@@ -89,7 +89,7 @@ extension EndToEnd {
         #expect(try daemon.deskctl(["kill", session.display.description], as: judy.name).status == 0)
 
         let audit = daemon.auditText
-        #expect(audit.split(separator: "\n").count == 4)   // start, passwd, passwd --view-only, kill
+        #expect(audit.split(separator: "\n").count == 5)   // start, passwd, passwd --view-only, ended, kill
         for password in passwords {
             #expect(!daemon.logText.contains(password), "the daemon's log holds a password")
             #expect(!audit.contains(password), "the audit trail holds a password")
@@ -112,12 +112,15 @@ extension EndToEnd {
 
         let lines = daemon.auditText.split(separator: "\n")
         let entries = try lines.map { try JSONDecoder.desk.decode(AuditEntry.self, from: Data($0.utf8)) }
-        #expect(entries.map(\.command) == [.start, .start, .kill, .reap, .kill])
+        // deskd notes the end of Ken's session as it happens, inside the kill it then records.
+        #expect(entries.map(\.command) == [.start, .start, .kill, .reap, .ended, .kill])
         #expect(entries[0].peerUID == judy.uid && entries[0].user == judy.name && entries[0].display == judys.display && entries[0].ok)
         #expect(entries[0].peerPID > 0 && entries[0].detail == "desktop=xterm geometry=1920x1080")
         #expect(entries[1].peerUID == 0 && entries[1].user == ken.name && entries[1].outcome == "started")
         #expect(entries[2].peerUID == ken.uid && entries[2].display == judys.display && !entries[2].ok && entries[2].outcome == "permission-denied")
-        #expect(entries[4].outcome == "killed \(kens.display) (\(ken.name))")
+        #expect(entries[4].peerUser == "deskd" && entries[4].uid == ken.uid && entries[4].detail == "session=\(kens.id)")
+        #expect(entries[4].outcome.hasPrefix("killed by root (xvnc "), "\(entries[4].outcome)")
+        #expect(entries[5].outcome == "killed \(kens.display) (\(ken.name))")
         var info = stat()
         #expect(stat(daemon.auditPath, &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o600)
 
@@ -125,11 +128,11 @@ extension EndToEnd {
         let judysView = try daemon.deskctl(["history", "--json"], as: judy.name).decode([AuditEntry].self)
         #expect(judysView.map(\.command) == [.start, .kill])
         let kensView = try daemon.deskctl(["history", "--json"], as: ken.name).decode([AuditEntry].self)
-        #expect(kensView.map(\.command) == [.start, .kill, .reap, .kill])
-        #expect(try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).count == 5)
+        #expect(kensView.map(\.command) == [.start, .kill, .reap, .ended, .kill])
+        #expect(try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).count == 6)
         #expect(try daemon.deskctl(["history", "--json", "--user", judy.name]).decode([AuditEntry].self).count == 2)
         #expect(try daemon.deskctl(["history", "--json", "--since", "2030-01-01"]).decode([AuditEntry].self).isEmpty)
-        #expect(try daemon.deskctl(["history", "--json", "--since", "1h"]).decode([AuditEntry].self).count == 5)
+        #expect(try daemon.deskctl(["history", "--json", "--since", "1h"]).decode([AuditEntry].self).count == 6)
         let nosy = try daemon.deskctl(["history", "--user", judy.name], as: ken.name)
         #expect(nosy.status == 1 && nosy.stderr.contains("only an admin may read another user's"))
         let table = try daemon.deskctl(["history"])
