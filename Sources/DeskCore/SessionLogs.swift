@@ -71,6 +71,8 @@ public struct SessionLogs: Codable, Sendable, Equatable {
     public static let defaultLines = 50
     /// A longer line is cut: a desktop that prints a megabyte without a newline costs the reply 4 KiB.
     public static let maxLineBytes = 4096
+    /// All lines of a reply together, counting each control byte as the six its JSON escape takes.
+    public static let maxReplyBytes = 1 << 20
 
     /// How the session ended, as one phrase for `history`: the reason, then how each process ended.
     public static func outcome(reason: String, exits: [ProcessLog.Role: String]) -> String {
@@ -95,9 +97,10 @@ public struct SessionLogs: Codable, Sendable, Equatable {
         for process in processes {
             out.append("")
             out.append("== \(process.role.rawValue): \(TerminalText.escape(process.exit ?? (session.endedAt == nil ? "running" : "never started"))) ==")
-            if process.truncated { out.append("(earlier lines left out; use --lines to see more)") }
+            if process.truncated { out.append("(earlier lines left out; --lines shows more, up to \(Self.maxLines) and 1 MiB)") }
             if process.lines.isEmpty { out.append("(no output)") }
-            out += process.lines.map { TerminalText.escape($0) }
+            // Indented, so no line of the user's output can pass for one of these headings.
+            out += process.lines.map { "  " + TerminalText.escape($0) }
         }
         return out.joined(separator: "\n")
     }

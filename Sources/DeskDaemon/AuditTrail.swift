@@ -74,7 +74,9 @@ final class AuditTrail: Sendable {
         var total = 0
         for file in files {
             var full = false
-            BackwardLines.each(in: file) { line in
+            BackwardLines.each(in: file) { line, cut in
+                // The trail never writes a line near the limit; a cut one is not an entry.
+                if cut { return true }
                 guard needles.isEmpty || needles.contains(where: { line.contains($0) }),
                       let entry = try? decoder.decode(AuditEntry.self, from: Data(line)), entry.isVisible(to: caller) else { return true }
                 // The trail is written in time order: the first entry older than `since` ends the read.
@@ -91,64 +93,88 @@ final class AuditTrail: Sendable {
     }
 
     /// Who is reading the trail now.
-    private let readers = Mutex(HistoryReaders())
+    private let readers = Mutex(ReadGate(reading: "history"))
 }
 
-/// One history read per caller at a time, and `total` at once in all.
-struct HistoryReaders {
-    var reading: Set<UInt32> = []
+/// One read (of the history, of a session's logs) per caller at a time, and `total` at once in
+/// all: each read runs on a thread of its own until done, whether or not the caller still waits.
+struct ReadGate {
+    /// What is read, for the refusals: "history", "logs".
+    let reading: String
+    private var readers: Set<UInt32> = []
     let total = 4
 
+    init(reading: String) {
+        self.reading = reading
+    }
+
     mutating func enter(uid: UInt32) -> DeskError? {
-        if reading.contains(uid) {
-            return DeskError(.limitReached, "a history request of yours is still being read; wait for it to finish.")
+        if readers.contains(uid) {
+            return DeskError(.limitReached, "a \(reading) request of yours is still being read; wait for it to finish.")
         }
-        if reading.count >= total {
-            return DeskError(.limitReached, "deskd is reading \(reading.count) histories, its limit; try again in a few seconds.")
+        if readers.count >= total {
+            return DeskError(.limitReached, "deskd is serving \(readers.count) \(reading) requests, its limit; try again in a few seconds.")
         }
-        reading.insert(uid)
+        readers.insert(uid)
         return nil
     }
 
     mutating func leave(uid: UInt32) {
-        reading.remove(uid)
+        readers.remove(uid)
     }
 }
 
 /// The lines of a file from its last to its first, read in chunks from the end, so a reader that
-/// wants only the newest lines of a large file reads only those.
+/// wants only the newest lines of a large file reads only those. Each byte is scanned once and
+/// at most `longest` bytes of a line are held, however long the line (a log may be one 8 MiB
+/// line without a newline): the cost is linear in what is read.
 enum BackwardLines {
-    /// Calls `body` with each line, last first, until it returns false. A line longer than
-    /// `longest` (the trail never writes one) is skipped.
-    static func each(in path: String, chunk: Int = 64 << 10, longest: Int = 1 << 20, _ body: (ArraySlice<UInt8>) -> Bool) {
+    /// Calls `body` with each non-empty line, last first, until it returns false: a line longer
+    /// than `longest` comes as its first `longest` bytes with `cut` set.
+    static func each(in path: String, chunk: Int = 64 << 10, longest: Int = 1 << 20,
+                     _ body: (_ line: ArraySlice<UInt8>, _ cut: Bool) -> Bool) {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
         var end = Int(info.st_size)
-        // The start of the line that began in the chunk after this one, still to be completed.
-        var tail: [UInt8] = []
+        // The first bytes (up to `longest`) of the line that continues after this chunk, and its full length.
+        var pending: [UInt8] = []
+        var pendingLength = 0
         var buffer = [UInt8](repeating: 0, count: chunk)
         while end > 0 {
             let start = max(0, end - chunk)
             let read = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, end - start, off_t(start)) }
             guard read == end - start else { return }
-            var block = Array(buffer[0..<read])
-            if tail.count <= longest { block += tail }
-            var lineEnd = block.count
-            var index = block.count - 1
+            let block = buffer[0..<read]
+            var lineEnd = read   // where the newest line still to be delivered ends within `block`
+            var index = read - 1
             while index >= 0 {
                 if block[index] == UInt8(ascii: "\n") {
-                    if lineEnd > index + 1, !body(block[(index + 1)..<lineEnd]) { return }
+                    // block[index+1 ..< lineEnd] followed by `pending` (only for the first newline found) is a whole line.
+                    let length = lineEnd - (index + 1) + pendingLength
+                    if length > 0 {
+                        var line = Array(block[(index + 1)..<min(lineEnd, index + 1 + longest)])
+                        if line.count < longest { line += pending.prefix(longest - line.count) }
+                        if !body(line[...], length > longest) { return }
+                    }
+                    pending = []
+                    pendingLength = 0
                     lineEnd = index
                 }
                 index -= 1
             }
-            tail = Array(block[0..<lineEnd])
+            // What precedes the chunk's first newline begins a line that started in an earlier chunk.
+            if lineEnd > 0 {
+                var joined = Array(block[0..<min(lineEnd, longest)])
+                if joined.count < longest { joined += pending.prefix(longest - joined.count) }
+                pending = joined
+                pendingLength += lineEnd
+            }
             end = start
         }
-        if !tail.isEmpty, tail.count <= longest { _ = body(tail[...]) }
+        if pendingLength > 0 { _ = body(pending[...], pendingLength > longest) }
     }
 }
 

@@ -40,8 +40,8 @@ public struct DaemonConfiguration: Sendable {
     /// Each session's cgroup caps, where the pids and memory controllers are delegated to deskd.
     public var sessionTasksMax: Int?
     public var sessionMemoryMax: Int?
-    /// The log directories of this many ended sessions are kept (`deskctl logs`); older ones go.
-    public var keptSessionLogs = 50
+    /// Each user keeps the log directories of this many ended sessions (`deskctl logs`); older ones go.
+    public var keptSessionLogs = 10
     /// Between SIGTERM and SIGKILL when a session is killed.
     public var killGrace: Duration = .seconds(3)
     /// When the desktop (xstartup) exits, end the session, as vncserver does.

@@ -3,6 +3,7 @@ import DeskLinux
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// The truth about every session deskd runs: starts, lists, kills, and notices exits.
 ///
@@ -14,6 +15,8 @@ public actor SessionManager {
     private let logger: Logger
     private let store: SessionStore
     private let archive: SessionLogArchive
+    /// One `logs` read per caller at a time, and a few at once in all.
+    private let logReaders = Mutex(ReadGate(reading: "logs"))
     /// The audit trail; the manager writes the entry for every session's end into it.
     nonisolated let audit: AuditTrail
     private let exitMonitor = ExitMonitor()
@@ -124,7 +127,7 @@ public actor SessionManager {
             }
         }
         let archive = self.archive, keep = configuration.keptSessionLogs, live = Set(records.values.map(\.session.id))
-        await onDedicatedThread { archive.prune(keep: keep, live: live) }
+        await onDedicatedThread { archive.pruneAll(keep: keep, live: live) }
     }
 
     static func isSameProcess(_ session: Session) -> Bool {
@@ -288,12 +291,13 @@ public actor SessionManager {
             xauthority: XAuthority.generate().fileContents(for: display),
             xstartup: xstartup, tls: try tlsMaterial()
         ))
-        let logDirectory = configuration.sessionLogsDirectory + "/" + id
-        guard mkdir(logDirectory, 0o700) == 0 else {
+        guard let logDirectory = archive.newPath(uid: account.uid, id: id) else {
+            let reason = String(cString: strerror(errno))
             directory.remove()
-            throw LaunchError.failed(DeskError(.internalError, "cannot create \(logDirectory): \(String(cString: strerror(errno)))."))
+            throw LaunchError.failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(reason)."))
         }
-        archive.save(SessionSummary(id: id, user: account.name, uid: account.uid, display: display, desktop: template.name, startedAt: Date()))
+        archive.save(SessionSummary(id: id, user: account.name, uid: account.uid, display: display, desktop: template.name, startedAt: Date()),
+                     in: logDirectory)
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
         cgroup?.limit(tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)
         let environment = [
@@ -486,29 +490,27 @@ public actor SessionManager {
     /// The end of a session's output and how its processes ended, for its owner and admins: the
     /// running session on a display, else the one that ended there last, or any kept one by id.
     public func logs(display: Display?, sessionID: String?, lines: Int, caller: Caller) async throws(DeskError) -> SessionLogs {
+        if let sessionID, !SessionSummary.isSessionID(sessionID) {
+            throw DeskError(.badRequest, "'\(sessionID)' is not a session id (32 hex digits, as in deskctl show or history); or name a display such as :3.")
+        }
+        if let refusal = logReaders.withLock({ $0.enter(uid: caller.uid) }) { throw refusal }
+        defer { logReaders.withLock { $0.leave(uid: caller.uid) } }
         let archive = self.archive
-        var summary: SessionSummary?
-        if let sessionID {
-            guard SessionSummary.isSessionID(sessionID) else {
-                throw DeskError(.badRequest, "'\(sessionID)' is not a session id (32 hex digits, as in deskctl show or history); or name a display such as :3.")
-            }
-            summary = await onDedicatedThread { archive.summary(of: sessionID) }
-        } else if let display {
-            if let record = records[display], record.logDirectory != nil {
-                summary = await onDedicatedThread { archive.summary(of: record.session.id) }
-            } else {
-                summary = await onDedicatedThread { archive.newest(on: display) }
-            }
+        let running = display.flatMap { records[$0]?.logDirectory }
+        let found: (summary: SessionSummary, path: String)? = await onDedicatedThread {
+            let path = running ?? sessionID.flatMap(archive.path(of:)) ?? display.flatMap { archive.newest(on: $0) }.flatMap { archive.path(of: $0.id) }
+            return path.flatMap { path in archive.summary(in: path).map { ($0, path) } }
         }
         let what = sessionID.map { "session \($0)" } ?? display.map { "display \($0)" } ?? "that session"
-        guard let summary else {
-            throw DeskError(.noSuchSession, "deskd keeps no logs for \(what); logs are kept for running sessions and the last \(configuration.keptSessionLogs) ended ones (see deskctl history).")
+        guard let found else {
+            throw DeskError(.noSuchSession, "deskd keeps no logs for \(what); logs are kept for running sessions and each user's last \(configuration.keptSessionLogs) ended ones (see deskctl history).")
         }
-        guard policy.mayAct(caller, onSessionOf: summary.uid) else {
+        // The account as it was when the session ran: a uid handed to a new account since does not inherit the logs.
+        guard caller.isAdmin || (found.summary.uid == caller.uid && found.summary.user == caller.userName) else {
             throw DeskError(.permissionDenied, "the logs of \(what) belong to another user's session; only its owner or an admin may read them.")
         }
         let count = min(max(lines, 1), SessionLogs.maxLines)
-        return await onDedicatedThread { archive.logs(of: summary, lines: count) }
+        return await onDedicatedThread { archive.logs(of: found.summary, in: found.path, lines: count, bytes: SessionLogs.maxReplyBytes) }
     }
 
     public func kill(_ request: Request, caller: Caller) async throws(DeskError) -> [Session] {
@@ -827,19 +829,21 @@ public actor SessionManager {
     }
 
     /// Notes the end beside the session's logs and in the audit trail, whatever ended it, and
-    /// drops the logs of sessions beyond the newest `sessions.keep_logs` ended ones. deskd-session
-    /// has exited by now (teardown waits for it), so how each process ended is on disk.
+    /// drops the owner's logs beyond their newest `sessions.keep_logs` ended sessions.
+    /// deskd-session has exited by now (teardown waits for it), so how each process ended is on disk.
     private func archiveEnd(of record: SessionRecord, reason: String) async {
-        guard record.logDirectory != nil else { return }   // an older deskd's session keeps no logs
         let session = record.session
-        let summary = SessionSummary(id: session.id, user: session.user, uid: session.uid, display: session.display,
-                                     desktop: session.desktop, startedAt: session.startedAt)
-        let archive = self.archive, keep = configuration.keptSessionLogs
-        let live = Set(records.values.map(\.session.id)).union(teardowns.keys).subtracting([session.id])
-        let exits = await onDedicatedThread {
-            let exits = archive.end(summary, reason: reason, at: Date())
-            archive.prune(keep: keep, live: live)
-            return exits
+        var exits: [ProcessLog.Role: String] = [:]
+        if let path = record.logDirectory {   // an older deskd's session keeps no logs
+            let summary = SessionSummary(id: session.id, user: session.user, uid: session.uid, display: session.display,
+                                         desktop: session.desktop, startedAt: session.startedAt)
+            let archive = self.archive, keep = configuration.keptSessionLogs
+            let live = Set(records.values.map(\.session.id)).union(teardowns.keys).subtracting([session.id])
+            exits = await onDedicatedThread {
+                let exits = archive.end(in: path, summary, reason: reason, at: Date())
+                archive.prune(owner: session.uid, keep: keep, live: live)
+                return exits
+            }
         }
         audit.record(AuditEntry(
             time: Date(), peerUID: 0, peerPID: getpid(), peerUser: "deskd", command: .ended, user: session.user, uid: session.uid,

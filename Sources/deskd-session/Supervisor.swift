@@ -99,6 +99,9 @@ final class Supervisor {
     private func launch(_ role: String, _ argv: [String], umask: mode_t) -> Child? {
         var fds: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&fds) == 0 else { return nil }
+        // Only deskd-session's end polls; the process's stdout must block as any stdout does, or
+        // a desktop writing faster than the log keeps up gets EAGAIN and dies of it.
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) & ~O_NONBLOCK)
         let log = OutputLog(path: spec.logDirectory + "/\(role).log", limit: spec.logLimit,
                             journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role)] " : nil)
         let pid = withCStrings(argv) { argvPointer in

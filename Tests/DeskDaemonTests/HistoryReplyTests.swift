@@ -66,16 +66,35 @@ import Testing
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
         for chunk in [1, 7, 64, 4096] {
             var seen: [String] = []
-            BackwardLines.each(in: path, chunk: chunk) { seen.append(String(decoding: $0, as: UTF8.self)); return true }
+            BackwardLines.each(in: path, chunk: chunk) { line, _ in seen.append(String(decoding: line, as: UTF8.self)); return true }
             #expect(seen == lines.reversed(), "chunk \(chunk)")
         }
         var firstThree: [String] = []
-        BackwardLines.each(in: path, chunk: 16) { firstThree.append(String(decoding: $0, as: UTF8.self)); return firstThree.count < 3 }
+        BackwardLines.each(in: path, chunk: 16) { line, _ in firstThree.append(String(decoding: line, as: UTF8.self)); return firstThree.count < 3 }
         #expect(firstThree == Array(lines.reversed().prefix(3)))
     }
 
+    /// A line longer than `longest` comes as its first bytes, flagged, whatever the chunking; and
+    /// a file of one 8 MiB line comes as one cut line.
+    @Test func longLinesComeCutFromTheirStart() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-long-\(UUID())").path
+        defer { unlink(path) }
+        let long = "BEGIN" + String(repeating: "y", count: 100) + "END"
+        try "first\n\(long)\nlast".write(toFile: path, atomically: false, encoding: .utf8)
+        for chunk in [1, 3, 16, 50, 4096] {
+            var seen: [(String, Bool)] = []
+            BackwardLines.each(in: path, chunk: chunk, longest: 10) { line, cut in seen.append((String(decoding: line, as: UTF8.self), cut)); return true }
+            #expect(seen.map(\.0) == ["last", "BEGINyyyyy", "first"], "chunk \(chunk)")
+            #expect(seen.map(\.1) == [false, true, false], "chunk \(chunk)")
+        }
+        try String(repeating: "z", count: 8 << 20).write(toFile: path, atomically: false, encoding: .utf8)
+        var count = 0
+        BackwardLines.each(in: path, longest: 4096) { line, cut in count += 1; return cut && line.count == 4096 }
+        #expect(count == 1)
+    }
+
     @Test func oneReadPerCallerAndAFewInAll() {
-        var readers = HistoryReaders()
+        var readers = ReadGate(reading: "history")
         #expect(readers.enter(uid: 1001) == nil)
         #expect(readers.enter(uid: 1001)?.code == .limitReached)
         for uid in 1002...1004 { #expect(readers.enter(uid: UInt32(uid)) == nil) }

@@ -4,66 +4,80 @@ import Foundation
 import Testing
 
 /// The kept logs of ended sessions: the newest session per display, the last lines of each
-/// process across a rotation, long lines cut, and retention that never touches a live session.
+/// process across a rotation, long lines cut and replies bounded, and retention per owner that
+/// never touches a live session or a start in flight.
 @Suite struct SessionLogArchiveTests {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-logs-\(UUID())").path
     var archive: SessionLogArchive { SessionLogArchive(directory: root) }
 
     static func id(_ n: Int) -> String { String(repeating: "0", count: 31) + String(n, radix: 16) }
 
-    func make(_ n: Int, display: Int, startedAt: Double, endedAt: Double?) throws -> SessionSummary {
-        try FileManager.default.createDirectory(atPath: archive.path(of: Self.id(n)), withIntermediateDirectories: true)
-        var summary = SessionSummary(id: Self.id(n), user: "bob", uid: 1001, display: Display(display), desktop: "xterm",
-                                     startedAt: Date(timeIntervalSince1970: startedAt))
-        summary.endedAt = endedAt.map(Date.init(timeIntervalSince1970:))
-        summary.endReason = endedAt == nil ? nil : "killed by root"
-        archive.save(summary)
-        return summary
+    @discardableResult
+    func make(_ n: Int, uid: UInt32 = 1001, display: Int, ended: Bool) throws -> (summary: SessionSummary, path: String) {
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let path = try #require(archive.newPath(uid: uid, id: Self.id(n)))
+        var summary = SessionSummary(id: Self.id(n), user: "u\(uid)", uid: uid, display: Display(display), desktop: "xterm",
+                                     startedAt: Date(timeIntervalSince1970: Double(n)))
+        archive.save(summary, in: path)
+        if ended { archive.end(in: path, summary, reason: "killed by root", at: Date(timeIntervalSince1970: Double(n) + 1)) }
+        summary = archive.summary(in: path) ?? summary
+        return (summary, path)
     }
 
-    @Test func theNewestEndedSessionOnADisplayIsFound() throws {
+    @Test func theNewestEndedSessionOnADisplayIsFoundWhoeverOwnedIt() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
-        _ = try make(1, display: 3, startedAt: 100, endedAt: 200)
-        _ = try make(2, display: 3, startedAt: 300, endedAt: 400)
-        _ = try make(3, display: 4, startedAt: 500, endedAt: 600)
+        try make(1, uid: 1001, display: 3, ended: true)
+        try make(2, uid: 1002, display: 3, ended: true)
+        try make(3, uid: 1001, display: 4, ended: true)
         #expect(archive.newest(on: Display(3))?.id == Self.id(2))
         #expect(archive.newest(on: Display(5)) == nil)
-        #expect(archive.summary(of: "../etc") == nil)
+        #expect(archive.path(of: Self.id(1))?.hasSuffix("/1001/" + Self.id(1)) == true)
+        #expect(archive.path(of: "../etc") == nil)
     }
 
-    @Test func linesComeFromTheEndAcrossTheRotationAndLongOnesAreCut() throws {
+    @Test func linesComeFromTheEndAcrossTheRotationCutAndWithinTheBudget() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let summary = try make(1, display: 3, startedAt: 100, endedAt: 200)
-        let base = archive.path(of: summary.id)
+        let (summary, base) = try make(1, display: 3, ended: true)
         try "old 1\nold 2\n".write(toFile: base + "/desktop.log.1", atomically: true, encoding: .utf8)
         try "new 1\r\n\(String(repeating: "x", count: 10_000))\nnew 3\n".write(toFile: base + "/desktop.log", atomically: true, encoding: .utf8)
         try "exited with status 3\n".write(toFile: base + "/desktop.exit", atomically: true, encoding: .utf8)
 
-        let four = archive.logs(of: summary, lines: 4)
+        let four = archive.logs(of: summary, in: base, lines: 4, bytes: 1 << 20)
         let desktop = try #require(four.processes.first { $0.role == .desktop })
         #expect(desktop.exit == "exited with status 3")
         #expect(desktop.lines.count == 4 && desktop.lines.first == "old 2" && desktop.lines[1] == "new 1" && desktop.lines.last == "new 3")
-        #expect(desktop.lines[2].utf8.count < SessionLogs.maxLineBytes + 20 && desktop.lines[2].hasSuffix("[line cut]"))
+        #expect(desktop.lines[2] == String(repeating: "x", count: SessionLogs.maxLineBytes) + " [line cut]")
         #expect(desktop.truncated)
-        #expect(archive.logs(of: summary, lines: 10).processes.first { $0.role == .desktop }?.truncated == false)
+        #expect(archive.logs(of: summary, in: base, lines: 10, bytes: 1 << 20).processes.first { $0.role == .desktop }?.truncated == false)
         let xvnc = try #require(four.processes.first { $0.role == .xvnc })
         #expect(xvnc.lines.isEmpty && xvnc.exit == nil)
+
+        // Control bytes count six times: a log of them fills the budget six times sooner.
+        try String(repeating: String(repeating: "\u{1}", count: 99) + "\n", count: 100).write(toFile: base + "/desktop.log", atomically: true, encoding: .utf8)
+        let bounded = archive.logs(of: summary, in: base, lines: 5000, bytes: 2 * 6 * 1000).processes.first { $0.role == .desktop }
+        #expect(bounded?.lines.count == 10 && bounded?.truncated == true)
     }
 
-    @Test func retentionKeepsTheNewestEndedAndEveryLiveSession() throws {
+    @Test func retentionIsPerOwnerAndSparesLiveSessionsAndStartsInFlight() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
-        for n in 1...5 { _ = try make(n, display: n, startedAt: Double(n * 10), endedAt: Double(n * 10 + 5)) }
-        _ = try make(6, display: 6, startedAt: 1, endedAt: nil)   // running, started before all of them
-        archive.prune(keep: 2, live: [Self.id(6)])
-        let left = Set(try FileManager.default.contentsOfDirectory(atPath: root))
-        #expect(left == [Self.id(4), Self.id(5), Self.id(6)])
+        for n in 1...5 { try make(n, uid: 1001, display: n, ended: true) }
+        try make(6, uid: 1001, display: 6, ended: false)   // running
+        try make(7, uid: 1001, display: 7, ended: false)   // starting: in no live set yet
+        try make(8, uid: 1002, display: 8, ended: true)    // another owner's
+        archive.prune(owner: 1001, keep: 2, live: [Self.id(6)])
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: root + "/1001"))
+        #expect(left == [Self.id(4), Self.id(5), Self.id(6), Self.id(7)])
+        #expect(archive.path(of: Self.id(8)) != nil)
+        // A start that never finished (deskd died) counts as ended once it is old.
+        archive.prune(owner: 1001, keep: 2, live: [Self.id(6)], now: Date().addingTimeInterval(2 * SessionLogArchive.unfinishedGrace))
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root + "/1001")) == [Self.id(5), Self.id(6), Self.id(7)])
     }
 
     @Test func anEndIsRecordedWithHowEachProcessEnded() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let summary = try make(1, display: 3, startedAt: 100, endedAt: nil)
-        try "killed by signal 15 (Terminated)\n".write(toFile: archive.path(of: summary.id) + "/xvnc.exit", atomically: true, encoding: .utf8)
-        let exits = archive.end(summary, reason: "desktop exited", at: Date(timeIntervalSince1970: 150))
+        let (summary, path) = try make(1, display: 3, ended: false)
+        try "killed by signal 15 (Terminated)\n".write(toFile: path + "/xvnc.exit", atomically: true, encoding: .utf8)
+        let exits = archive.end(in: path, summary, reason: "desktop exited", at: Date(timeIntervalSince1970: 150))
         #expect(exits == [.xvnc: "killed by signal 15 (Terminated)"])
         #expect(archive.summary(of: summary.id)?.endReason == "desktop exited")
         #expect(SessionLogs.outcome(reason: "desktop exited", exits: [.xvnc: "killed by signal 15 (Terminated)", .desktop: "exited with status 3"])

@@ -109,6 +109,19 @@ extension EndToEnd {
         #expect(access("/etc/deskd", F_OK) != 0)
         #expect(access("/var/lib/deskd", F_OK) != 0)
         #expect(ProcFS.read("/etc/pam.d/deskd", limit: 1 << 16) == pamBefore)
+
+        // A host that had its own /etc/deskd/deskd.toml (from make install, say): postinst keeps
+        // it and says so, and neither remove nor purge touches it or the admin's templates.
+        try FileManager.default.createDirectory(atPath: "/etc/deskd/templates", withIntermediateDirectories: true)
+        try edited.write(toFile: "/etc/deskd/deskd.toml", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nexec xterm\n".write(toFile: "/etc/deskd/templates/mine.xstartup", atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: "/etc/deskd") }
+        let again = try Self.dpkg(["--install", package])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stderr.contains("keeping your /etc/deskd/deskd.toml"), "\(again.stderr)")
+        #expect(try Self.dpkg(["--purge", "deskd"]).status == 0)
+        #expect((try? String(contentsOfFile: "/etc/deskd/deskd.toml", encoding: .utf8)) == edited)
+        #expect(access("/etc/deskd/templates/mine.xstartup", F_OK) == 0)
     }
 }
 }

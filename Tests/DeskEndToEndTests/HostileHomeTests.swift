@@ -153,7 +153,7 @@ extension EndToEnd {
             #expect(file.uid == mallory.uid && file.mode & 0o7777 == mode_t(mode), "\(name): \(file)")
         }
         // The logs are not hers to replace: root's, under the state directory.
-        let logs = daemon.stateDirectory + "/logs/\(session.id)"
+        let logs = daemon.stateDirectory + "/logs/\(mallory.uid)/\(session.id)"
         #expect(FileState(directory + "/Xvnc.log") == nil)
         #expect(try #require(FileState(logs)).uid == 0 && (FileState(logs)?.mode ?? 0) & 0o7777 == 0o700)
         #expect(try #require(FileState(logs + "/xvnc.log")).uid == 0)

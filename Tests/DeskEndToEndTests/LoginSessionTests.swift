@@ -55,7 +55,9 @@ extension EndToEnd {
         try "\(bea.name) hard nproc 120\n\(bea.name) soft nproc 120\n".write(toFile: limits, atomically: true, encoding: .utf8)
         let templates = "/tmp/deskt-templates-bomb-\(getpid())"
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
-        try "#!/bin/sh\nbomb() { bomb | bomb & }\nbomb\nexec sleep 600\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
+        // Every process forks another every 0.2 s, forever: the population doubles until forks fail
+        // at the limit, and stays there (a classic `:|:&` bomb can die out before it is seen).
+        try "#!/bin/sh\nbomb() { while :; do bomb & sleep 0.2; done; }\nbomb\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer {
             daemon.shutDown()
@@ -69,7 +71,7 @@ extension EndToEnd {
         var most = 0
         #expect(eventually(15) {
             most = max(most, TestUsers.processes(of: bea).count)
-            return most >= 30 && ((try? daemon.deskctl(["logs", bomb.display.description]).stdout) ?? "").contains("Cannot fork")
+            return most >= 100 && ((try? daemon.deskctl(["logs", bomb.display.description]).stdout) ?? "").contains("Cannot fork")
         }, "the bomb never reached its limit: at most \(most) processes")
         for _ in 0..<20 {
             most = max(most, TestUsers.processes(of: bea).count)
@@ -193,6 +195,24 @@ extension EndToEnd {
         let kept = try daemon.deskctl(["logs", ids[2], "--json"], as: wes.name).decode(SessionLogs.self)
         #expect(kept.session.endReason == "killed by root", "\(kept.session)")
         #expect(try daemon.deskctl(["logs", ids[1]]).status == 0)
+    }
+
+    /// A desktop's output goes through a pipe that blocks as any stdout does: a desktop writing
+    /// faster than deskd-session logs it is slowed, never failed with EAGAIN, and nothing is lost
+    /// from the end of its log.
+    @Test func aDesktopWritingFastIsNeitherFailedNorTruncated() throws {
+        let zoe = try TestUsers.ensure("deskt-zoe")
+        let templates = "/tmp/deskt-templates-fast-\(getpid())"
+        try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+        try "#!/bin/sh\nseq 1 300000\necho done writing\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
+        let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
+        defer { daemon.shutDown(); TestUsers.reap(zoe); try? FileManager.default.removeItem(atPath: templates) }
+        let session = try daemon.start(zoe.name, extra: ["--desktop", "fast"])
+        #expect(eventually(20) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+        let logs = try daemon.deskctl(["logs", session.id, "--lines", "3", "--json"]).decode(SessionLogs.self)
+        let desktop = try #require(logs.processes.first { $0.role == .desktop })
+        #expect(desktop.exit == "exited with status 0", "\(desktop)")
+        #expect(desktop.lines == ["299999", "300000", "done writing"], "\(desktop.lines)")
     }
 }
 }
