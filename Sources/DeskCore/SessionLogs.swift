@@ -27,6 +27,12 @@ public struct SessionSummary: Codable, Sendable, Equatable {
         self.endReason = endReason
     }
 
+    /// A running session's summary.
+    public init(_ session: Session) {
+        self.init(id: session.id, user: session.user, uid: session.uid, display: session.display,
+                  desktop: session.desktop, startedAt: session.startedAt)
+    }
+
     /// Whether `text` can be a session id: deskd's ids are 32 lowercase hex digits, and nothing
     /// else may name a directory under the logs.
     public static func isSessionID(_ text: String) -> Bool {

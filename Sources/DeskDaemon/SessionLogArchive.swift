@@ -79,15 +79,15 @@ struct SessionLogArchive: Sendable {
 
     /// The session on `display` that ended last. (A running one the caller finds among its live
     /// sessions before asking this.) Reads every kept summary: a rare request, off the actor.
-    func newest(on display: Display) -> SessionSummary? {
-        var best: (summary: SessionSummary, changed: timespec)?
+    func newest(on display: Display) -> (summary: SessionSummary, path: String)? {
+        var best: (summary: SessionSummary, path: String, changed: timespec)?
         for owner in owners() {
             for (path, changed) in byChange(in: directory + "/\(owner)") {
                 guard let summary = summary(in: path), summary.display == display else { continue }
-                if best == nil || Self.earlier(best!.changed, changed) { best = (summary, changed) }
+                if best == nil || Self.earlier(best!.changed, changed) { best = (summary, path, changed) }
             }
         }
-        return best?.summary
+        return best.map { ($0.summary, $0.path) }
     }
 
     /// The last `lines` lines of each process's output (reaching into `.log.1` when the current

@@ -296,8 +296,6 @@ public actor SessionManager {
             directory.remove()
             throw LaunchError.failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(reason)."))
         }
-        archive.save(SessionSummary(id: id, user: account.name, uid: account.uid, display: display, desktop: template.name, startedAt: Date()),
-                     in: logDirectory)
         let cgroup = try cgroupBase.map { base throws in try SessionCGroup.create(base: base, name: id) }
         cgroup?.limit(tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)
         let environment = [
@@ -320,6 +318,7 @@ public actor SessionManager {
             directory: directory.path,
             logDirectory: logDirectory
         )
+        archive.save(SessionSummary(record.session), in: logDirectory)
 
         timings.mark("prepared")
         // deskd-session opens the PAM login (the account stack may refuse it) and starts Xvnc
@@ -498,8 +497,10 @@ public actor SessionManager {
         let archive = self.archive
         let running = display.flatMap { records[$0]?.logDirectory }
         let found: (summary: SessionSummary, path: String)? = await onDedicatedThread {
-            let path = running ?? sessionID.flatMap(archive.path(of:)) ?? display.flatMap { archive.newest(on: $0) }.flatMap { archive.path(of: $0.id) }
-            return path.flatMap { path in archive.summary(in: path).map { ($0, path) } }
+            if let path = running ?? sessionID.flatMap(archive.path(of:)) {
+                return archive.summary(in: path).map { ($0, path) }
+            }
+            return display.flatMap(archive.newest(on:))
         }
         let what = sessionID.map { "session \($0)" } ?? display.map { "display \($0)" } ?? "that session"
         guard let found else {
@@ -835,8 +836,7 @@ public actor SessionManager {
         let session = record.session
         var exits: [ProcessLog.Role: String] = [:]
         if let path = record.logDirectory {   // an older deskd's session keeps no logs
-            let summary = SessionSummary(id: session.id, user: session.user, uid: session.uid, display: session.display,
-                                         desktop: session.desktop, startedAt: session.startedAt)
+            let summary = SessionSummary(session)
             let archive = self.archive, keep = configuration.keptSessionLogs
             let live = Set(records.values.map(\.session.id)).union(teardowns.keys).subtracting([session.id])
             exits = await onDedicatedThread {
