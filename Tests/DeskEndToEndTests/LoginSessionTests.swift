@@ -57,7 +57,9 @@ extension EndToEnd {
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
         // Every process forks another every 0.2 s, forever: the population doubles until forks fail
         // at the limit, and stays there (a classic `:|:&` bomb can die out before it is seen).
-        try "#!/bin/sh\nbomb() { while :; do bomb & sleep 0.2; done; }\nbomb\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
+        // The desktop itself becomes a sleep without a fork: a shell whose fork fails exits, and
+        // the session would end with it.
+        try "#!/bin/sh\nbomb() { while :; do bomb & sleep 0.2; done; }\nbomb &\nexec sleep 600\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer {
             daemon.shutDown()
@@ -82,9 +84,11 @@ extension EndToEnd {
         let other = try daemon.start(cal.name)
         #expect(ProcFS.isAlive(other.pid))
         #expect(try daemon.deskctl(["status"]).status == 0)
+        // The bomb's session is still there (a kill of its display must not land on another's).
+        #expect(try daemon.deskctl(["show", bomb.display.description, "--json"]).decode(Session.self).id == bomb.id)
         #expect(try daemon.deskctl(["kill", bomb.display.description]).status == 0)
         #expect(eventually(10) { TestUsers.processes(of: bea).isEmpty }, "\(TestUsers.processes(of: bea).count) of the bomb's processes left")
-        #expect(ProcFS.isAlive(other.pid))
+        #expect(ProcFS.isAlive(other.pid), "\((try? daemon.deskctl(["logs", other.id]))?.stdout ?? "")\n\(daemon.logText)")
     }
 
     /// Each desktop has a session keyring of its own: a key Una adds to hers is out of Vic's
