@@ -8,7 +8,7 @@ extension Deskctl {
             discussion: """
                 A display names the session running there, or else the one that ended there last; a session id \
                 (from deskctl show, or history) names any session whose logs are kept. deskd keeps the logs of \
-                running sessions and of the last sessions.keep_logs ended ones. Owners read their own; admins anyone's.
+                running sessions and of each user's last sessions.keep_logs ended ones. Owners read their own; admins anyone's.
                 """
         )
 
