@@ -102,7 +102,7 @@ extension EndToEnd {
         let session = try daemon.start(vera.name, extra: ["--desktop", "openbox", "--geometry", "1024x768"])
         #expect(eventually(10) {
             TestUsers.processes(of: vera).contains { ProcFS.executable(of: $0) == "/usr/bin/openbox" }
-        }, "openbox is not running; its log:\n\(ProcFS.readText(daemon.stateDirectory + "/logs/\(session.id)/desktop.log") ?? "(none)")")
+        }, "openbox is not running; its logs:\n\((try? daemon.deskctl(["logs", session.id]))?.stdout ?? "(none)")")
         // A screenshot over RFB with the session's password: not one flat colour (the xterm and the background).
         let viewer = try VNCConnection(session.endpoint, password: session.password)
         defer { viewer.close() }
@@ -111,7 +111,7 @@ extension EndToEnd {
             _ = viewer.refresh()
             colours = Set(viewer.pixels).count
             return colours > 2
-        }, "the screen has \(colours) colour(s)")
+        }, "the screen has \(colours) colour(s); the session's logs:\n\((try? daemon.deskctl(["logs", session.id]))?.stdout ?? "(none)")")
     }
 
     @Test func aUsersOwnXstartupRunsOnlyWhenTheConfigAllowsIt() throws {
