@@ -8,10 +8,6 @@ public enum AuditAction: String, Codable, Sendable {
     case start, kill, reap, passwd
     /// A session ended: by request, on its own, or because deskd found it gone.
     case ended
-
-    public init?(_ command: Command) {
-        self.init(rawValue: command.rawValue)
-    }
 }
 
 /// One line of the audit trail: who asked for a state change, what, on whom, and how it ended.

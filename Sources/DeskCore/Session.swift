@@ -13,6 +13,8 @@ public enum SessionState: String, Codable, Sendable {
     case exited
     /// Xvnc is alive but does not complete a handshake in time.
     case unresponsive
+    /// Being ended (a kill, a reap, an exit): its processes are being stopped.
+    case stopping
 }
 
 /// One desktop session: what deskd persists and what `list --json` shows.

@@ -20,7 +20,7 @@ public enum SessionTable {
             guard colour, row > 0, column == stateColumn, let state = SessionState(rawValue: rows[row - 1][column]) else { return padded }
             let code = switch state {
             case .ready: "32"
-            case .starting: "33"
+            case .starting, .stopping: "33"
             case .unresponsive, .exited: "31"
             }
             return "\u{1B}[\(code)m\(padded)\u{1B}[0m"

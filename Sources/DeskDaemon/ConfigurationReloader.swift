@@ -7,12 +7,12 @@ import UnixSignals
 /// touched; limits, templates and Xvnc options apply from the next request. A file with a
 /// mistake is refused as a whole and the previous configuration stays in force.
 public struct ConfigurationReloader: Service {
-    let manager: SessionManager
+    let service: SessionService
     let load: @Sendable () throws -> DaemonConfiguration
     let logger: Logger
 
-    public init(manager: SessionManager, logger: Logger, load: @escaping @Sendable () throws -> DaemonConfiguration) {
-        self.manager = manager
+    public init(service: SessionService, logger: Logger, load: @escaping @Sendable () throws -> DaemonConfiguration) {
+        self.service = service
         self.load = load
         self.logger = logger
     }
@@ -31,7 +31,7 @@ public struct ConfigurationReloader: Service {
             logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])
             return
         }
-        let needsRestart = await manager.reload(configuration)
+        let needsRestart = service.reload(configuration)
         if let level = Logger.Level(rawValue: configuration.logLevel) { DaemonLogHandler.level.withLockedValue { $0 = level } }
         logger.notice("configuration reloaded", metadata: ["config.path": "\(configuration.configurationFile ?? "(defaults)")"])
         if !needsRestart.isEmpty {

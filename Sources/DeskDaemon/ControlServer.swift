@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// own child task so a slow or broken client never holds up another.
 public struct ControlServer: Service {
     let socketPath: String
-    let handler: ControlHandler
+    let harness: ControlHarness
     let logger: Logger
     /// A client has this long to send its request, and this long to take the reply: one that
     /// never reads cannot hold its connection slot (or the reply's buffer) for ever.
@@ -22,10 +22,10 @@ public struct ControlServer: Service {
     /// Called once the socket accepts connections (systemd readiness, tests).
     let onListening: @Sendable () -> Void
 
-    public init(socketPath: String, handler: ControlHandler, logger: Logger, maxConnections: Int = 128, maxConnectionsPerUser: Int = 16,
+    public init(socketPath: String, harness: ControlHarness, logger: Logger, maxConnections: Int = 128, maxConnectionsPerUser: Int = 16,
                 onListening: @escaping @Sendable () -> Void = {}) {
         self.socketPath = socketPath
-        self.handler = handler
+        self.harness = harness
         self.logger = logger
         self.connections = ConnectionGate(total: maxConnections, perUID: maxConnectionsPerUser)
         self.onListening = onListening
@@ -85,7 +85,7 @@ public struct ControlServer: Service {
             try await connection.executeThenClose { inbound, _ in
                 let reply: Response
                 switch await readRequest(inbound) {
-                case .success(let bytes): reply = await handler.handle(bytes, from: peer)
+                case .success(let bytes): reply = await harness.handle(bytes, from: peer)
                 case .failure(let error): reply = Response(error: error)
                 }
                 try await write(reply, to: connection.channel)

@@ -3,18 +3,18 @@ import ServiceLifecycle
 /// Keeps viewer counts, idle times and health current between requests, so a viewer that
 /// comes and goes between two `list`s still moves `lastClientAt`.
 public struct SessionMonitor: Service {
-    let manager: SessionManager
+    let service: SessionService
     let interval: Duration
 
-    public init(manager: SessionManager, interval: Duration = .seconds(1)) {
-        self.manager = manager
+    public init(service: SessionService, interval: Duration = .seconds(1)) {
+        self.service = service
         self.interval = interval
     }
 
     public func run() async throws {
         while !Task.isCancelledOrShuttingDown {
-            await manager.refresh()
-            await manager.enforceIdleLimit()
+            await service.refresh()
+            await service.enforceIdleLimit()
             try? await Task.sleep(for: interval)
         }
     }

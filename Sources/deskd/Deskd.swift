@@ -114,19 +114,19 @@ struct Deskd: AsyncParsableCommand {
         LoggingSystem.bootstrap { _ in DaemonLogHandler() }
         let logger = Logger(label: "deskd")
 
-        let manager = try SessionManager(configuration: configuration, logger: logger)
-        await manager.adoptRunningSessions()
+        let service = try SessionService(configuration: configuration, logger: logger)
+        await service.adoptRunningSessions()
         let server = ControlServer(
             socketPath: configuration.socketPath,
-            handler: ControlHandler(manager: manager, configuration: configuration, logger: logger),
+            harness: ControlHarness(service: service, logger: logger),
             logger: logger,
             maxConnections: configuration.maxConnections,
             maxConnectionsPerUser: configuration.maxConnectionsPerUser,
             onListening: { SystemdNotifier.notify("READY=1\nSTATUS=serving \(configuration.socketPath)") }
         )
-        let reloader = ConfigurationReloader(manager: manager, logger: logger) { try self.loadConfiguration() }
+        let reloader = ConfigurationReloader(service: service, logger: logger) { try self.loadConfiguration() }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server), .init(service: SessionMonitor(manager: manager)), .init(service: reloader),
+            services: [.init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
                        .init(service: ShutdownWatchdog(logger: logger))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger

@@ -1,0 +1,503 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Logging
+
+/// One desktop session and everything that is its own: its directory, cgroup, login process,
+/// Xvnc and desktop, its record, and where it is in its life.
+///
+///     starting ──▶ ready ⇄ unresponsive ──▶ stopping ──▶ ended
+///         └──────────────────────────────────────▲
+///
+/// An actor per session, so one session's slow teardown (a user's tree of 400,000 files) or
+/// stuck probe holds up no one else's, and everything that ends a session (kill, reap, an exit,
+/// a failed start) goes through one teardown, run once.
+actor ManagedSession {
+    enum Lifecycle: String, Sendable {
+        case starting, ready, unresponsive, stopping, ended
+    }
+
+    /// How a start went wrong: the display was taken under it (try another), or for good.
+    enum LaunchFailure: Error {
+        case displayTaken
+        case failed(DeskError)
+    }
+
+    /// Everything a start has decided before it touches the host.
+    struct LaunchPlan: Sendable {
+        var account: UserAccount
+        var template: XstartupTemplate
+        var geometry: Geometry
+        var depth: Int
+        var userXstartup: Bool
+        var configuration: DaemonConfiguration
+    }
+
+    nonisolated let id: String
+    nonisolated let user: String
+    nonisolated let uid: UInt32
+    nonisolated let display: Display
+
+    private(set) var record: SessionRecord
+    private(set) var lifecycle: Lifecycle
+    private let environment: SessionEnvironment
+    /// The last probe got no complete handshake.
+    private var failedProbe = false
+    private var teardown: Task<Void, Never>?
+    /// A kill that came while the session was starting: the start ends it, then lets them go.
+    private var stopWhileStarting: String?
+    private var startWaiters: [CheckedContinuation<Void, Never>] = []
+    /// `launch` is in flight: its own code decides what becomes of the session.
+    private var launching = false
+    private var login: (any LoginProcess)?
+
+    private var host: any HostSystem { environment.host }
+    private var logger: Logger { environment.logger }
+
+    init(record: SessionRecord, lifecycle: Lifecycle, environment: SessionEnvironment) {
+        self.id = record.session.id
+        self.user = record.session.user
+        self.uid = record.session.uid
+        self.display = record.session.display
+        self.record = record
+        self.lifecycle = lifecycle
+        self.environment = environment
+    }
+
+    /// The session as `list` shows it: its state follows the lifecycle.
+    var session: Session {
+        var session = record.session
+        session.state = switch lifecycle {
+        case .starting: .starting
+        case .ready: .ready
+        case .unresponsive: .unresponsive
+        case .stopping: .stopping
+        case .ended: .exited
+        }
+        return session
+    }
+
+    var isEnding: Bool { lifecycle == .stopping || lifecycle == .ended }
+
+    /// The session's directory: by id, or where an older deskd put it.
+    var directory: SessionDirectory {
+        record.directory.map(SessionDirectory.init(path:))
+            ?? SessionDirectory(path: environment.configuration.value.sessionDirectories.displays + "/\(display.number)")
+    }
+
+    /// Where Xvnc serves RFB, for deskd's own connections (its directory, never the display's link).
+    var endpoint: RFBEndpoint {
+        record.session.rfbPort.map(RFBEndpoint.tcp(port:)) ?? .unixSocket(path: directory.rfbSocket)
+    }
+
+    // MARK: Start
+
+    /// Prepares the session's files and cgroup, opens its login through deskd-session, and
+    /// waits for a real RFB greeting from its own Xvnc. Ends the session on any failure.
+    /// Returns the session with its password, which is in this reply and nowhere else.
+    func launch(_ plan: LaunchPlan, timings: StartTimings) async throws(LaunchFailure) -> Session {
+        launching = true
+        defer {
+            launching = false
+            for waiter in startWaiters { waiter.resume() }
+            startWaiters = []
+        }
+        let password = try await bringUp(plan, timings: timings)
+        if let reason = stopWhileStarting {
+            await finish(reason: reason)
+            throw .failed(DeskError(.noSuchSession, "the desktop on \(display) was killed while it started; start another if you still need one."))
+        }
+        var reply = session
+        reply.password = password
+        // The desktop starts the moment this reply is on its way: the X server already
+        // answers, so making the caller wait for one more fork and exec would buy nothing.
+        Task { await self.startDesktop() }
+        return reply
+    }
+
+    private func bringUp(_ plan: LaunchPlan, timings: StartTimings) async throws(LaunchFailure) -> String {
+        var timings = timings
+        let configuration = plan.configuration, account = plan.account
+        let directory = configuration.sessionDirectories.directory(for: id)
+        let xstartup: String
+        do {
+            xstartup = XstartupTemplate.sessionScript(try plan.template.render([
+                "user": account.name, "home": account.home, "display": display.description,
+                "geometry": plan.geometry.description, "desktop": plan.template.name, "session_dir": directory.path,
+            ]), preferringUserXstartup: plan.userXstartup)
+        } catch { throw .failed(error) }
+        guard let helperPath = host.sessionHelperPath else {
+            throw .failed(DeskError(.internalError, "deskd-session is not installed beside deskd; reinstall deskd (make install or the package)."))
+        }
+        let password = SessionPassword.generate()
+        let tls = try tlsMaterial(configuration.vncExposure)
+        let host = self.host, archive = environment.archive
+        do {
+            try host.createSessionDirectory(directory, owner: account.uid, group: account.gid, contents: .init(
+                password: VNCPasswordFile.encode(password: password),
+                xauthority: XAuthority.generate().fileContents(for: display),
+                xstartup: xstartup, tls: tls
+            ))
+        } catch {
+            throw .failed(DeskError(.internalError, "could not prepare the session directory \(directory.path): \(error)."))
+        }
+        guard let logDirectory = archive.newPath(uid: account.uid, id: id) else {
+            let reason = String(cString: strerror(errno))
+            await finish(reason: "log directory failed")
+            throw .failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(reason)."))
+        }
+        record.logDirectory = logDirectory
+        do {
+            record.cgroup = try host.createCGroup(for: id, tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)?.path
+        } catch {
+            await finish(reason: "cgroup failed")
+            throw .failed(DeskError(.internalError, "could not create the session's cgroup: \(error)."))
+        }
+        archive.save(SessionSummary(record.session), in: logDirectory)
+
+        let exposure = configuration.vncExposure
+        let environmentVariables = [
+            "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
+            "PATH": configuration.sessionPath, "DISPLAY": display.description, "XAUTHORITY": directory.xauthority,
+            ProcessSweep.markerKey: id,
+        ]
+        timings.mark("prepared")
+        let login: any LoginProcess
+        do {
+            login = try host.startLogin(.init(
+                account: account, display: display.description, sessionID: id, logDirectory: logDirectory,
+                logLimit: configuration.sessionLogBytes, journal: environment.journal, cgroup: record.cgroup.map(SessionCGroup.init(path:)),
+                xvnc: [configuration.xvncPath] + Self.xvncArguments(display: display, geometry: plan.geometry, depth: plan.depth,
+                                                                   directory: directory, user: account.name, configuration: configuration),
+                xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
+            ), helper: helperPath, stderr: environment.journal ? STDERR_FILENO : -1)
+        } catch {
+            await finish(reason: "spawn failed")
+            throw .failed(DeskError(.internalError, "could not start deskd-session: \(error)."))
+        }
+        self.login = login
+        record.helper = login.pid
+        host.onExit(of: login.pid) {}   // reaped when it ends, whenever that is
+        let startTimeout = configuration.startTimeout
+        switch await onDedicatedThread({ login.awaitStart(until: .now + startTimeout) }) {
+        case .xvnc(let pid):
+            record.session.pid = pid
+        case .refused(let sentence):
+            await finish(reason: "login refused")
+            throw .failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(sentence). An admin can check the account with: chage -l \(account.name)."))
+        case .failed(let sentence):
+            await finish(reason: "deskd-session failed")
+            throw .failed(DeskError(.internalError, "the desktop's login session could not be opened: \(sentence)."))
+        }
+
+        // Ready means a real RFB handshake with this session's Xvnc, and no one else.
+        timings.mark("spawned")
+        let xvnc = record.session.pid, endpoint = self.endpoint, address = exposure.reachableAddress
+        switch await onDedicatedThread({ host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: .now + startTimeout) }) {
+        case .answered:
+            break
+        case .impostor(let what):
+            await finish(reason: "endpoint held by another process")
+            logger.warning("session endpoint held by another process; start refused", metadata: record.session.logMetadata.merging(["endpoint.holder": "\(what)"]) { $1 })
+            throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."))
+        case .exited:
+            let lines = await onDedicatedThread { host.tail(of: logDirectory + "/xvnc.log", lines: 8) }
+            await finish(reason: "xvnc exited during start")
+            if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
+                throw .displayTaken
+            }
+            throw .failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
+        case .timedOut:
+            await finish(reason: "start timed out")
+            throw .failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(startTimeout); see the host's load and try again."))
+        }
+        timings.mark("ready")
+        let identity = host.identity(of: xvnc)
+        record.session.pidStartTicks = identity?.startTicks ?? 0
+        record.session.executable = identity?.executable ?? configuration.xvncPath
+        do { try host.publish(display, sessionID: id, in: configuration.sessionDirectories) } catch {
+            await finish(reason: "display link failed")
+            throw .failed(DeskError(.internalError, "could not link \(configuration.sessionDirectories.displays)/\(display.number) to the session: \(error)."))
+        }
+        lifecycle = .ready
+        persist()
+        watchExits()
+        timings.mark("saved")
+        logger.debug("session start timings", metadata: ["session.display": "\(display)", "timings.ms": "\(timings)"])
+        return password
+    }
+
+    private func startDesktop() async {
+        guard lifecycle == .ready || lifecycle == .unresponsive, let login else { return }
+        let deadline = ContinuousClock.now + .seconds(10)
+        switch await onDedicatedThread({ login.startDesktop(until: deadline) }) {
+        case .success(let pid):
+            guard !isEnding else { return }
+            record.session.desktopPid = pid
+            persist()
+            watchDesktop(pid)
+        case .failure(let error):
+            logger.error("could not launch the desktop; ending the session", metadata: record.session.logMetadata.merging(["error": "\(error)"]) { $1 })
+            await finish(reason: "desktop spawn failed")
+        }
+    }
+
+    /// The admin's certificate and key, read as root from the configured (root-controlled) paths.
+    private func tlsMaterial(_ exposure: VNCExposure) throws(LaunchFailure) -> (certificate: [UInt8], key: [UInt8])? {
+        guard let certificatePath = exposure.tlsCertificate, let keyPath = exposure.tlsKey else { return nil }
+        guard let certificate = host.readRootFile(certificatePath, limit: 1 << 20), let key = host.readRootFile(keyPath, limit: 1 << 20) else {
+            throw .failed(DeskError(.internalError, "cannot read the TLS certificate \(certificatePath) or key \(keyPath) (network.tls_certificate, network.tls_key); check that both exist."))
+        }
+        return (certificate, key)
+    }
+
+    static func xvncArguments(display: Display, geometry: Geometry, depth: Int, directory: SessionDirectory, user: String,
+                              configuration: DaemonConfiguration) -> [String] {
+        let exposure = configuration.vncExposure
+        return [
+            display.description,
+            // X clients must show the session's cookie: without -auth, every local user could
+            // open the display, read the screen and type into it.
+            "-auth", directory.xauthority,
+            "-nolisten", "tcp",
+            "-rfbauth", directory.passwordFile,
+            "-geometry", geometry.description,
+            "-depth", String(depth),
+            "-desktop", "\(user)'s desktop (\(display))",
+            "-AlwaysShared",
+        ]
+        + exposure.xvncArguments(unixSocket: directory.rfbSocket, port: display.rfbPort,
+                                 tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
+        + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
+        + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
+    }
+
+    // MARK: Adoption
+
+    /// Takes back a session a previous deskd left running (its Xvnc is checked by the caller).
+    func adopt() {
+        lifecycle = .ready
+        watchExits()
+    }
+
+    // MARK: Viewers and health
+
+    /// Applies what the viewer census found; only a running session moves.
+    func apply(_ count: ViewerCensus.Count, now: Date) {
+        guard lifecycle == .ready || lifecycle == .unresponsive else { return }
+        var session = record.session
+        if session.clients > 0 && count.viewers == 0 { session.lastClientAt = now }
+        if count.viewers > 0 { session.lastClientAt = nil }
+        session.clients = count.viewers
+        session.idleSeconds = count.viewers > 0 ? 0 : max(0, Int(now.timeIntervalSince(session.lastClientAt ?? session.startedAt)))
+        let health: Lifecycle = count.xvncStopped || failedProbe ? .unresponsive : .ready
+        let persistNow = session.lastClientAt != record.session.lastClientAt || health != lifecycle
+        record.session = session
+        lifecycle = health
+        if persistNow { persist() }
+    }
+
+    /// A real RFB session with Xvnc, authenticated with the session's password (read back from
+    /// its file). The kernel must say the endpoint is Xvnc's first, so a squatter never sees a
+    /// password response. No complete handshake within `timeout`: the session is unresponsive.
+    func probe(timeout: Duration) async throws(DeskError) -> ProbeReport {
+        let exposure = environment.configuration.value.vncExposure
+        let host = self.host, directory = self.directory, endpoint = self.endpoint, xvnc = record.session.pid, display = self.display
+        let outcome = await onDedicatedThread { () -> Result<RFBProbe, RFBClient.Failure> in
+            let password = host.readPassword(of: directory).flatMap(VNCPasswordFile.decode)
+            return host.probe(endpoint, host: exposure.reachableAddress, xvnc: xvnc, authenticate: exposure.allowsPasswordProbe,
+                              password: password, timeout: timeout)
+        }
+        switch outcome {
+        case .success(let found):
+            failedProbe = false
+            if lifecycle == .unresponsive { lifecycle = .ready }
+            let milliseconds = Double(found.roundTrip.components.seconds) * 1000 + Double(found.roundTrip.components.attoseconds) / 1e15
+            return ProbeReport(display: display, answered: true, protocolVersion: found.protocolVersion, desktopName: found.desktopName,
+                               width: found.width, height: found.height, roundTripMilliseconds: milliseconds)
+        case .failure(.impostor(let what)):
+            logger.warning("session endpoint held by another process", metadata: record.session.logMetadata.merging(["endpoint.holder": "\(what)"]) { $1 })
+            throw DeskError(.displayBusy, "display \(display) was not probed: \(what); deskd sent it nothing. Kill the session (deskctl kill \(display)) and start a new one.")
+        case .failure:
+            // Only for a session still running: one that ended while it was probed keeps no mark.
+            if !isEnding {
+                failedProbe = true
+                lifecycle = .unresponsive
+            }
+            return ProbeReport(display: display, answered: false)
+        }
+    }
+
+    // MARK: Passwords
+
+    /// A new full password, or (`viewOnly`) a new view-only one beside the kept full one. Xvnc
+    /// reads its password file at every authentication, so the next viewer needs the new one;
+    /// connected viewers stay connected.
+    func rotatePassword(viewOnly: Bool) async throws(DeskError) -> Session {
+        let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
+        let fresh = SessionPassword.generate()
+        let display = self.display
+        // The directory is the user's: read and written off the actor, like every other touch of it.
+        let written = await onDedicatedThread { () -> Result<Void, DeskError> in
+            let bytes: [UInt8]
+            if viewOnly {
+                guard let current = host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) else {
+                    return .failure(DeskError(.internalError, "the password file of \(display) is missing or damaged; set a new full password first with: deskctl passwd \(display)."))
+                }
+                bytes = VNCPasswordFile.encode(password: current, viewOnly: fresh)
+            } else {
+                // A new full password also drops any view-only one: rotating is how access is revoked.
+                bytes = VNCPasswordFile.encode(password: fresh)
+            }
+            do { try host.replacePassword(of: directory, with: bytes, owner: owner, group: group) } catch {
+                return .failure(DeskError(.internalError, "could not write the new password for \(display): \(error)."))
+            }
+            return .success(())
+        }
+        try written.get()
+        var reply = session
+        if viewOnly { reply.viewOnlyPassword = fresh } else { reply.password = fresh }
+        return reply
+    }
+
+    // MARK: Exits
+
+    private func watchExits() {
+        host.onExit(of: record.session.pid) { [weak self] in
+            Task { await self?.processExited(role: "xvnc") }
+        }
+        if let desktop = record.session.desktopPid { watchDesktop(desktop) }
+    }
+
+    /// Watched even when its exit does not end the session: the monitor also reaps it.
+    private func watchDesktop(_ pid: Int32) {
+        host.onExit(of: pid) { [weak self] in
+            Task { await self?.processExited(role: "desktop") }
+        }
+    }
+
+    private func processExited(role: String) async {
+        guard lifecycle == .ready || lifecycle == .unresponsive else { return }
+        if role == "desktop" && !environment.configuration.value.desktopExitEndsSession {
+            logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: record.session.logMetadata)
+            return
+        }
+        logger.info("session process exited; ending the session", metadata: record.session.logMetadata.merging(["process.role": "\(role)"]) { $1 })
+        await end(reason: "\(role) exited")
+    }
+
+    // MARK: Teardown
+
+    /// Ends everything of the session and removes its traces, once: a second caller (two kills,
+    /// an exit noticed during a kill) waits for the first. A kill of a starting session waits
+    /// for the start, which then ends the session instead of handing it out.
+    func end(reason: String) async {
+        if launching {
+            if stopWhileStarting == nil { stopWhileStarting = reason }
+            await withCheckedContinuation { startWaiters.append($0) }
+        }
+        await finish(reason: reason)
+    }
+
+    /// The one teardown, started by whoever comes first.
+    private func finish(reason: String) async {
+        if let teardown {
+            await teardown.value
+            return
+        }
+        lifecycle = .stopping
+        let task = Task { await self.tearDown(reason: reason) }
+        teardown = task
+        await task.value
+    }
+
+    /// SIGTERM to every process, SIGKILL after the grace period, then the login, the cgroup, the
+    /// display link, the lock and socket Xvnc left, the directory and the record. Everything is
+    /// found by the session's id or checked against it, so a newer session on the same display
+    /// is never touched. Safe for a session half started or already gone.
+    private func tearDown(reason: String) async {
+        let session = record.session, host = self.host
+        let configuration = environment.configuration.value
+        let cgroup = record.cgroup.map(SessionCGroup.init(path:))
+        let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }
+
+        var remaining = await onDedicatedThread(members)
+        if !remaining.isEmpty {
+            for pid in remaining { host.signal(pid, SIGTERM) }
+            remaining = await Self.waitUntilEmpty(members, for: configuration.killGrace)
+        }
+        if !remaining.isEmpty {
+            logger.info("session did not end on SIGTERM; sending SIGKILL", metadata: session.logMetadata.merging(["session.remaining": "\(remaining.count)"]) { $1 })
+            if !(cgroup.map(host.killAll(in:)) ?? false) { for pid in remaining { host.signal(pid, SIGKILL) } }
+            remaining = await Self.waitUntilEmpty(members, for: .seconds(5))
+            if !remaining.isEmpty {
+                logger.error("session processes survived SIGKILL", metadata: session.logMetadata.merging(["session.pids": "\(remaining)"]) { $1 })
+            }
+        }
+        // deskd-session ends once the last session process has: it closes the PAM login then.
+        if let helper = record.helper, helper > 0 {
+            let left = await Self.waitUntilEmpty({ host.identity(of: helper) == nil ? [] : [helper] }, for: .seconds(5))
+            if !left.isEmpty {
+                logger.error("deskd-session did not end after its session; killing it", metadata: session.logMetadata.merging(["helper.pid": "\(helper)"]) { $1 })
+                host.signal(helper, SIGKILL)
+            }
+        }
+        if let cgroup { host.removeCGroup(cgroup) }
+        // Reap what is deskd's own child and was never watched (a start that failed early).
+        for pid in [session.pid, session.desktopPid ?? 0] where pid > 0 { host.reap(pid) }
+        host.unpublish(display, sessionID: id, in: configuration.sessionDirectories)
+        // The tree is the user's, as large and as slow as they made it, and the lock is anyone's:
+        // both are dealt with off the actor. An older deskd's directory sits at displays/<n>; once
+        // that is a link, it is a newer session's, and removeSessionDirectory leaves it.
+        let directory = self.directory, display = self.display
+        await onDedicatedThread {
+            if session.pid > 0 { host.releaseLock(display, ownedBy: session.pid) }
+            host.removeSessionDirectory(directory)
+        }
+        environment.store.remove(sessionID: id)
+        await environment.registry.release(self)
+        lifecycle = .ended
+        failedProbe = false
+        logger.info("session ended", metadata: session.logMetadata.merging(["session.reason": "\(reason)"]) { $1 })
+        await recordEnd(reason: reason)
+    }
+
+    /// Notes the end beside the session's logs and in the audit trail, whatever ended it, and
+    /// drops the owner's logs beyond their newest `sessions.keep_logs` ended sessions.
+    /// deskd-session has exited by now (teardown waits for it), so how each process ended is on disk.
+    private func recordEnd(reason: String) async {
+        let session = record.session
+        var exits: [ProcessLog.Role: String] = [:]
+        if let path = record.logDirectory {   // an older deskd's session keeps no logs
+            let summary = SessionSummary(session)
+            let archive = environment.archive, keep = environment.configuration.value.keptSessionLogs
+            let live = await environment.registry.ids
+            exits = await onDedicatedThread {
+                let exits = archive.end(in: path, summary, reason: reason, at: Date())
+                archive.prune(owner: session.uid, keep: keep, live: live)
+                return exits
+            }
+        }
+        environment.audit.record(AuditEntry(
+            time: Date(), peerUID: 0, peerPID: getpid(), peerUser: "deskd", command: .ended, user: session.user, uid: session.uid,
+            display: session.display, detail: "session=\(session.id)", ok: true, outcome: SessionLogs.outcome(reason: reason, exits: exits)
+        ), changedSessions: true)
+    }
+
+    private func persist() {
+        guard lifecycle != .starting, !isEnding else { return }
+        do { try environment.store.save(record) } catch {
+            logger.error("cannot write session record; the session will not survive a daemon restart", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private static func waitUntilEmpty(_ members: @escaping @Sendable () -> [Int32], for limit: Duration) async -> [Int32] {
+        let deadline = ContinuousClock.now + limit
+        var remaining = members()
+        while !remaining.isEmpty && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+            remaining = members()
+        }
+        return remaining
+    }
+}

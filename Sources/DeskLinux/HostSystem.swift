@@ -1,0 +1,134 @@
+import DeskCore
+import Glibc
+
+/// Everything deskd asks of the host, in the daemon's own words: accounts, displays, a
+/// session's files, its cgroup, its processes and its endpoint.
+///
+/// `LinuxHost` is the real one. The daemon's unit tests use a fake, so allocation, limits,
+/// re-adoption, teardown order and the audit trail are tested without root or Xvnc.
+///
+/// Every method may block (on /proc, on a user's files, on a socket): the daemon calls them
+/// off its actors (`onDedicatedThread`) wherever the answer can be slow.
+public protocol HostSystem: Sendable {
+    // MARK: Accounts
+
+    func account(named name: String) -> UserAccount?
+    func account(uid: uid_t) -> UserAccount?
+    func groupID(named name: String) -> gid_t?
+
+    // MARK: Displays
+
+    /// What occupies each display of `range`: listeners are looked at once, lock files lazily.
+    func displayOccupancy(in range: ClosedRange<Int>) -> @Sendable (Display) -> DisplayOccupancy
+    /// Removes a dead X server's lock, which Xvnc (running as the user) could not.
+    func reclaimStaleLock(_ display: Display)
+    /// Removes the lock only while it still names `pid`.
+    func releaseLock(_ display: Display, ownedBy pid: pid_t)
+    /// Makes /tmp/.X11-unix as X servers need it.
+    func prepareXSocketDirectory() throws(OSError)
+    func isExecutable(_ path: String) -> Bool
+
+    // MARK: Files
+
+    func createSessionDirectory(_ directory: SessionDirectory, owner: uid_t, group: gid_t, contents: SessionDirectory.Contents) throws(OSError)
+    func readPassword(of directory: SessionDirectory) -> [UInt8]?
+    func replacePassword(of directory: SessionDirectory, with bytes: [UInt8], owner: uid_t, group: gid_t) throws(OSError)
+    /// Removes a session directory; a path that is not a directory (an older layout's link) is left.
+    func removeSessionDirectory(_ directory: SessionDirectory)
+    func publish(_ display: Display, sessionID: String, in directories: SessionDirectories) throws(OSError)
+    func unpublish(_ display: Display, sessionID: String, in directories: SessionDirectories)
+    /// A root-controlled file (a configured certificate), whole, up to `limit` bytes.
+    func readRootFile(_ path: String, limit: Int) -> [UInt8]?
+    /// The last lines of a log the user's programs wrote.
+    func tail(of log: String, lines: Int) -> [String]
+
+    // MARK: Cgroups
+
+    /// The limit controllers (of "pids", "memory") deskd may set; nil without a writable cgroup v2 tree.
+    func delegatedControllers() -> Set<String>?
+    /// A new cgroup for session `id`, limited as asked; nil where cgroups are not available.
+    func createCGroup(for id: String, tasks: Int?, memoryBytes: Int?) throws(OSError) -> SessionCGroup?
+    func removeCGroup(_ cgroup: SessionCGroup)
+
+    // MARK: Processes
+
+    /// deskd-session, if installed.
+    var sessionHelperPath: String? { get }
+    /// Starts deskd-session, which opens the PAM login and starts Xvnc; see Sources/deskd-session.
+    func startLogin(_ spec: SessionHelper.Spec, helper: String, stderr: Int32) throws(OSError) -> any LoginProcess
+    /// Waits until the session's own Xvnc completes an RFB greeting on `endpoint`.
+    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness
+    /// A real RFB session up to a framebuffer update with `password`; with `authenticate` off
+    /// (TLS with a certificate only), the server's greeting alone.
+    func probe(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, authenticate: Bool, password: String?, timeout: Duration) -> Result<RFBProbe, RFBClient.Failure>
+    /// Who a pid is now; nil once it is gone or a zombie.
+    func identity(of pid: pid_t) -> ProcessIdentity?
+    /// Every live process of a session: its cgroup's, or (without one) those marked with its id.
+    func processes(of session: Session, cgroup: SessionCGroup?) -> [pid_t]
+    func signal(_ pid: pid_t, _ signal: Int32)
+    /// SIGKILL to every process of the cgroup at once; false if the cgroup is gone.
+    func killAll(in cgroup: SessionCGroup) -> Bool
+    /// Collects the exit status of deskd's own child, if it has ended.
+    func reap(_ pid: pid_t)
+    /// Calls `handler` once `pid`, a child of deskd's or not, has ended (and reaps a child).
+    func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void)
+    /// Viewers per session id, from the kernel's socket tables.
+    func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count]
+}
+
+extension HostSystem {
+    /// A session's recorded Xvnc is still that process: same pid, start time, uid and executable.
+    public func isSameProcess(_ session: Session) -> Bool {
+        guard let now = identity(of: session.pid) else { return false }
+        return now.startTicks == session.pidStartTicks && now.uid == session.uid && now.executable == session.executable
+    }
+}
+
+/// The process behind one desktop's PAM login, as the daemon drives it.
+public protocol LoginProcess: Sendable {
+    var pid: pid_t { get }
+    func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start
+    func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError>
+}
+
+extension SessionHelper: LoginProcess {}
+
+/// What tells a process from a later one that got the same pid.
+public struct ProcessIdentity: Sendable, Equatable {
+    public var startTicks: UInt64
+    public var uid: uid_t?
+    public var executable: String?
+
+    public init(startTicks: UInt64, uid: uid_t?, executable: String?) {
+        self.startTicks = startTicks
+        self.uid = uid
+        self.executable = executable
+    }
+}
+
+/// How a new session's endpoint answered while it started.
+public enum RFBReadiness: Sendable, Equatable {
+    case answered
+    /// Xvnc ended first.
+    case exited
+    case timedOut
+    /// Something other than the session's Xvnc holds the endpoint.
+    case impostor(String)
+}
+
+/// What a probe's RFB session found.
+public struct RFBProbe: Sendable, Equatable {
+    public var protocolVersion: String
+    public var desktopName: String?
+    public var width: Int?
+    public var height: Int?
+    public var roundTrip: Duration
+
+    public init(protocolVersion: String, desktopName: String? = nil, width: Int? = nil, height: Int? = nil, roundTrip: Duration) {
+        self.protocolVersion = protocolVersion
+        self.desktopName = desktopName
+        self.width = width
+        self.height = height
+        self.roundTrip = roundTrip
+    }
+}
