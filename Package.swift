@@ -82,7 +82,11 @@ let package = Package(
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"]),
-        .testTarget(name: "DeskDaemonTests", dependencies: ["DeskCore", "DeskDaemon"]),
+        // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
+        .testTarget(
+            name: "DeskDaemonTests",
+            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux"]),
         // Per-thread credentials, so an end-to-end test can act as another local user.
         .target(name: "CTestShims", path: "Tests/CTestShims"),

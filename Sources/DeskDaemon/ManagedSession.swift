@@ -455,11 +455,13 @@ actor ManagedSession {
             host.removeSessionDirectory(directory)
         }
         environment.store.remove(sessionID: id)
-        await environment.registry.release(self)
+        logger.info("session ended", metadata: session.logMetadata.merging(["session.reason": "\(reason)"]) { $1 })
+        // The display is let go only once the end is on record: whoever no longer sees the
+        // session in `list` finds how it ended in `history` and `logs`.
+        await recordEnd(reason: reason)
         lifecycle = .ended
         failedProbe = false
-        logger.info("session ended", metadata: session.logMetadata.merging(["session.reason": "\(reason)"]) { $1 })
-        await recordEnd(reason: reason)
+        await environment.registry.release(self)
     }
 
     /// Notes the end beside the session's logs and in the audit trail, whatever ended it, and
@@ -471,7 +473,7 @@ actor ManagedSession {
         if let path = record.logDirectory {   // an older deskd's session keeps no logs
             let summary = SessionSummary(session)
             let archive = environment.archive, keep = environment.configuration.value.keptSessionLogs
-            let live = await environment.registry.ids
+            let live = await environment.registry.ids.subtracting([id])
             exits = await onDedicatedThread {
                 let exits = archive.end(in: path, summary, reason: reason, at: Date())
                 archive.prune(owner: session.uid, keep: keep, live: live)

@@ -361,7 +361,7 @@ public final class SessionService: Sendable {
     }
 
     /// Ends the sessions without a viewer for at least the idle time (or, dry, just names them).
-    func reap(_ options: ReapOptions, caller: Caller) async throws(DeskError) -> [Session] {
+    func reap(_ options: ReapOptions, caller: Caller, now: Date = Date()) async throws(DeskError) -> [Session] {
         var uid: UInt32?
         if let name = options.user {
             let account = try existingAccount(name)
@@ -370,7 +370,7 @@ public final class SessionService: Sendable {
             }
             uid = account.uid
         }
-        await refresh()
+        await refresh(now: now)
         var idle: [(ManagedSession, Session)] = []
         for managed in await registry.all where policy.mayAct(caller, onSessionOf: managed.uid) && (uid == nil || managed.uid == uid) {
             let session = await managed.session

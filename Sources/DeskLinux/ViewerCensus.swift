@@ -23,6 +23,11 @@ public enum ViewerCensus {
         public let viewers: Int
         /// Xvnc is stopped (SIGSTOP, or traced): it answers nobody.
         public let xvncStopped: Bool
+
+        public init(viewers: Int, xvncStopped: Bool) {
+            self.viewers = viewers
+            self.xvncStopped = xvncStopped
+        }
     }
 
     /// Counts by session id. `socketDirectory` is where every session's socket lives: the dump

@@ -1,0 +1,269 @@
+@testable import DeskDaemon
+import DeskCore
+import DeskLinux
+import Foundation
+import Logging
+import Testing
+
+/// The daemon's decisions, under a fake host: allocation, limits, re-adoption, teardown order
+/// and what the audit trail says. No root, no Xvnc; the end-to-end tests do the real thing.
+@Suite struct SessionServiceTests {
+    /// A service on a fake host, with its records, logs and audit trail in a temporary directory.
+    struct Daemon {
+        let host: FakeHost
+        let service: SessionService
+        let harness: ControlHarness
+        let configuration: DaemonConfiguration
+
+        static let templates = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Templates").path
+        static let logger = Logger(label: "deskd-test") { _ in SwiftLogNoOpLogHandler() }
+
+        init(host: FakeHost = FakeHost(), root: String? = nil, configure: (inout DaemonConfiguration) -> Void = { _ in }) throws {
+            let root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("deskd-service-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            var configuration = DaemonConfiguration()
+            configuration.runtimeDirectory = root + "/run"
+            configuration.stateDirectory = root + "/state"
+            configuration.templateDirectories = [Self.templates]
+            configuration.xvncPath = FakeHost.xvnc
+            configuration.killGrace = .milliseconds(50)
+            configuration.startsPerMinute = nil
+            configure(&configuration)
+            self.host = host
+            self.configuration = configuration
+            self.service = try SessionService(configuration: configuration, host: host, logger: Self.logger)
+            self.harness = ControlHarness(service: service, logger: Self.logger)
+        }
+
+        /// Another deskd on the same host and state, as after a restart.
+        func restarted() throws -> Daemon {
+            try Daemon(host: host, root: URL(fileURLWithPath: configuration.stateDirectory).deletingLastPathComponent().path) {
+                $0 = configuration
+            }
+        }
+
+        /// A request through the harness, as the control socket would hand it over.
+        func send(_ request: Request, as caller: Caller) async throws -> Response {
+            let bytes = Array(try JSONEncoder.desk.encode(request))
+            return await harness.handle(bytes, from: PeerCredentials(pid: caller.pid, uid: caller.uid, gid: caller.gid))
+        }
+
+        var auditTrail: [AuditEntry] {
+            get throws {
+                let text = (try? String(contentsOfFile: configuration.auditLogPath, encoding: .utf8)) ?? ""
+                return try text.split(separator: "\n").map { try JSONDecoder.desk.decode(AuditEntry.self, from: Data($0.utf8)) }
+            }
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: configuration.stateDirectory).deletingLastPathComponent().path)
+        }
+    }
+
+    static let root = Caller(uid: 0, gid: 0, pid: 10, userName: "root", isAdmin: true)
+    static let alice = Caller(uid: 1001, gid: 1001, pid: 11, userName: "alice", isAdmin: false)
+    static let bob = Caller(uid: 1002, gid: 1002, pid: 12, userName: "bob", isAdmin: false)
+
+    // MARK: Allocation
+
+    @Test func startsTakeTheLowestFreeDisplayAndStepAroundForeignOnes() async throws {
+        let host = FakeHost()
+        host.state.withLock { $0.occupied[1] = .liveLock(pid: 4242) }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+
+        let first = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        let second = try await daemon.service.start(StartOptions(user: "bob"), caller: Self.root)
+        #expect(first.display == Display(2) && second.display == Display(3))
+        #expect(first.password?.count == 8 && first.state == .ready)
+        let listed = await daemon.service.list(all: true, caller: Self.root)
+        #expect(listed.map(\.display) == [Display(2), Display(3)])
+        #expect(listed.allSatisfy { $0.password == nil })
+        #expect(await daemon.service.foreignDisplays(caller: Self.root).map(\.display) == [Display(1)])
+        #expect(await daemon.service.list(all: true, caller: Self.alice).map(\.user) == ["alice"])
+
+        await #expect(throws: DeskError.self) { try await daemon.service.start(StartOptions(user: "alice", display: Display(3)), caller: Self.root) }
+    }
+
+    @Test func concurrentStartsLandOnDistinctDisplays() async throws {
+        let daemon = try Daemon { $0.limits.maxSessionsPerUser = nil }
+        defer { daemon.remove() }
+        let displays = try await withThrowingTaskGroup(of: Display.self) { group in
+            for index in 0..<12 {
+                group.addTask { try await daemon.service.start(StartOptions(user: index % 2 == 0 ? "alice" : "bob"), caller: Self.root).display }
+            }
+            return try await group.reduce(into: [Display]()) { $0.append($1) }
+        }
+        #expect(Set(displays) == Set((1...12).map(Display.init)))
+    }
+
+    @Test func aDisplayTakenDuringTheStartSendsItToTheNext() async throws {
+        let host = FakeHost()
+        host.state.withLock {
+            $0.readiness = [.exited]
+            $0.xvncLog = ["Fatal server error:", "Server is already active for display 1"]
+        }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+        let session = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        #expect(session.display == Display(2))
+        #expect(await daemon.service.list(all: true, caller: Self.root).count == 1)
+    }
+
+    // MARK: Limits and refusals
+
+    @Test func limitsAreCheckedWhenTheDisplayIsClaimed() async throws {
+        let daemon = try Daemon { $0.limits.maxSessionsPerUser = 1; $0.limits.maxSessions = 2 }
+        defer { daemon.remove() }
+        _ = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        await #expect { try await daemon.service.start(StartOptions(), caller: Self.alice) } throws: { ($0 as? DeskError)?.code == .limitReached }
+        _ = try await daemon.service.start(StartOptions(), caller: Self.bob)
+        await #expect { try await daemon.service.start(StartOptions(user: "carol"), caller: Self.root) } throws: { ($0 as? DeskError)?.code == .unknownUser }
+        await #expect { try await daemon.service.start(StartOptions(), caller: Self.root) } throws: { ($0 as? DeskError)?.code == .userNotAllowed }
+        await #expect { try await daemon.service.start(StartOptions(user: "bob"), caller: Self.alice) } throws: { ($0 as? DeskError)?.code == .permissionDenied }
+        #expect(await daemon.service.list(all: true, caller: Self.root).count == 2)
+    }
+
+    @Test func aRefusedLoginEndsTheSessionAndHandsOutNoPassword() async throws {
+        let host = FakeHost()
+        host.state.withLock { $0.refusedLogins["alice"] = "Your account has expired" }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+        let reply = try await daemon.send(Request(command: .start), as: Self.alice)
+        #expect(reply.error?.code == .loginRefused)
+        #expect(reply.error?.message.contains("Your account has expired") == true)
+        #expect(reply.sessions == nil)
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(host.events.contains("remove directory") && host.events.contains("remove cgroup"))
+        let trail = try daemon.auditTrail
+        #expect(trail.map(\.command) == [.ended, .start])
+        #expect(trail.first?.outcome.contains("login refused") == true)
+        #expect(trail.last?.outcome == "login-refused")
+    }
+
+    // MARK: Teardown
+
+    @Test func teardownStopsEveryProcessBeforeItRemovesTheirTraces() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let session = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        let record = daemon.configuration.sessionRecordsDirectory + "/\(session.id).json"
+        #expect(FileManager.default.fileExists(atPath: record))
+        let before = daemon.host.events.count
+
+        _ = try await daemon.service.kill(.display(session.display), caller: Self.alice)
+        let events = Array(daemon.host.events.dropFirst(before))
+        let order = ["signal TERM", "remove cgroup", "unpublish :1", "release lock :1", "remove directory"].map { events.firstIndex(of: $0) }
+        #expect(order.allSatisfy { $0 != nil }, "teardown did: \(events)")
+        #expect(order.compactMap { $0 } == order.compactMap { $0 }.sorted(), "teardown did: \(events)")
+        #expect(daemon.host.pids(of: session.id).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: record))
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+    }
+
+    @Test func aProcessThatIgnoresSIGTERMIsKilledWithItsCgroup() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let session = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        daemon.host.state.withLock { _ = $0.stubborn.insert(session.pid) }
+        let before = daemon.host.events.count
+        _ = try await daemon.service.kill(.all, caller: Self.root)
+        let events = Array(daemon.host.events.dropFirst(before))
+        let term = try #require(events.firstIndex(of: "signal TERM")), kill = try #require(events.firstIndex(of: "kill cgroup"))
+        #expect(term < kill)
+        #expect(daemon.host.pids(of: session.id).isEmpty)
+    }
+
+    @Test func aSessionWhoseXvncExitsEndsOnItsOwnAndSaysSo() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let session = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        daemon.host.exit(session.pid)
+        for _ in 0..<200 where await !daemon.service.list(all: true, caller: Self.root).isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        let ended = try #require(try daemon.auditTrail.first { $0.command == .ended })
+        #expect(ended.outcome.contains("xvnc exited") && ended.detail == "session=\(session.id)")
+    }
+
+    // MARK: Re-adoption
+
+    @Test func aRestartedDaemonAdoptsLiveSessionsAndEndsDeadOnes() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let alive = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        let dead = try await daemon.service.start(StartOptions(), caller: Self.bob)
+        // Bob's Xvnc died while no deskd was watching; another process now has its pid.
+        // Both desktops are up (they start just after the reply) before the first deskd goes.
+        for _ in 0..<400 where await daemon.service.list(all: true, caller: Self.root).contains(where: { $0.desktopPid == nil }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // The first deskd is gone: nothing of its watches any process any more.
+        daemon.host.state.withLock {
+            $0.processes[dead.pid] = ("someone-else", ProcessIdentity(startTicks: 1, uid: 1002, executable: FakeHost.xvnc))
+            $0.exitHandlers = [:]
+        }
+
+        let next = try daemon.restarted()
+        await next.service.adoptRunningSessions()
+        let listed = await next.service.list(all: true, caller: Self.root)
+        #expect(listed.map(\.id) == [alive.id])
+        #expect(listed.first?.state == .ready)
+        #expect(!FileManager.default.fileExists(atPath: next.configuration.sessionRecordsDirectory + "/\(dead.id).json"))
+        let ended = try #require(try next.auditTrail.last)
+        #expect(ended.command == .ended && ended.user == "bob" && ended.outcome.contains("gone while deskd was away"), "\(ended)")
+        // The pid's new owner is not the session's: it was left alone.
+        #expect(next.host.identity(of: dead.pid) != nil)
+    }
+
+    // MARK: Audit
+
+    @Test func theAuditTrailRecordsTheEndBeforeTheKillAndARefusalForTheOwner() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let started = try await daemon.send(Request(command: .start, geometry: "1280x720"), as: Self.alice)
+        let display = try #require(started.sessions?.first?.display)
+        #expect(started.connect != nil)
+
+        let refused = try await daemon.send(Request(command: .kill, display: display.number), as: Self.bob)
+        #expect(refused.error?.code == .permissionDenied)
+        let killed = try await daemon.send(Request(command: .kill, display: display.number), as: Self.alice)
+        #expect(killed.sessions?.map(\.state) == [.exited])
+
+        let trail = try daemon.auditTrail
+        #expect(trail.map(\.command) == [.start, .kill, .ended, .kill])
+        #expect(trail[0].detail == "desktop=xterm geometry=1280x720" && trail[0].outcome == "started")
+        #expect(trail[1].peerUser == "bob" && trail[1].user == "alice" && trail[1].outcome == "permission-denied")
+        #expect(trail[2].peerUser == "deskd" && trail[2].outcome.contains("killed by alice"))
+        #expect(trail[3].outcome == "killed \(display) (alice)")
+        #expect(!trail.contains { $0.detail?.contains(started.sessions?.first?.password ?? "-") == true })
+    }
+
+    @Test func everyVerbHasARouteAndOnlyStateChangesAreAudited() {
+        let audited = Command.allCases.filter { ControlHarness.route($0).audit != nil }
+        #expect(Set(audited) == [.start, .kill, .reap, .passwd])
+        #expect(audited.allSatisfy { ControlHarness.route($0).audit?.rawValue == $0.rawValue })
+    }
+
+    // MARK: Idle
+
+    @Test func anIdleSessionIsReapedAndOneWithAViewerIsKept() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let idle = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        let watched = try await daemon.service.start(StartOptions(), caller: Self.bob)
+        daemon.host.state.withLock { $0.viewers[watched.id] = 1 }
+        let later = Date().addingTimeInterval(3 * 3600)
+
+        let wouldReap = try await daemon.service.reap(ReapOptions(idleSeconds: 7200, dryRun: true), caller: Self.root, now: later)
+        #expect(wouldReap.map(\.id) == [idle.id])
+        #expect(await daemon.service.list(all: true, caller: Self.root).count == 2)
+        let onlyBobs = try await daemon.service.reap(ReapOptions(idleSeconds: 7200), caller: Self.bob, now: later)
+        #expect(onlyBobs.isEmpty)
+        let reaped = try await daemon.service.reap(ReapOptions(idleSeconds: 7200), caller: Self.root, now: later)
+        #expect(reaped.map(\.id) == [idle.id])
+        #expect(await daemon.service.list(all: true, caller: Self.root).map(\.id) == [watched.id])
+    }
+}
