@@ -26,6 +26,8 @@ final class FakeHost: HostSystem {
         var stubborn: Set<pid_t> = []
         var exitHandlers: [pid_t: [@Sendable () -> Void]] = [:]
         var passwords: [String: [UInt8]] = [:]
+        /// While set, a start waits for its Xvnc's greeting: a test can look at a session in `starting`.
+        var holdGreeting = false
         var nextPID: pid_t = 1000
         var events: [String] = []
     }
@@ -130,6 +132,7 @@ final class FakeHost: HostSystem {
     }
 
     func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
+        while state.withLock({ $0.holdGreeting }) { usleep(1000) }
         let readiness = state.withLock { $0.readiness.isEmpty ? .answered : $0.readiness.removeFirst() }
         if readiness == .exited { state.withLock { _ = $0.processes.removeValue(forKey: xvnc) } }
         return readiness

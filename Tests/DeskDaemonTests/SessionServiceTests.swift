@@ -162,6 +162,25 @@ import Testing
         #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
     }
 
+    @Test func aKillDuringTheStartEndsTheSessionInsteadOfHandingItOut() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        daemon.host.state.withLock { $0.holdGreeting = true }
+        let start = Task { try await daemon.service.start(StartOptions(), caller: Self.alice) }
+        for _ in 0..<400 where await daemon.service.list(all: true, caller: Self.root).isEmpty {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(await daemon.service.list(all: true, caller: Self.root).map(\.state) == [.starting])
+
+        let kill = Task { try await daemon.service.kill(.display(Display(1)), caller: Self.root) }
+        try await Task.sleep(for: .milliseconds(50))
+        daemon.host.state.withLock { $0.holdGreeting = false }
+        #expect(try await kill.value.map(\.display) == [Display(1)])
+        await #expect { try await start.value } throws: { ($0 as? DeskError)?.code == .noSuchSession }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(try daemon.auditTrail.last?.outcome.contains("killed by root") == true)
+    }
+
     @Test func aProcessThatIgnoresSIGTERMIsKilledWithItsCgroup() async throws {
         let daemon = try Daemon()
         defer { daemon.remove() }
