@@ -11,7 +11,7 @@ import Glibc
 /// directories of their last `keep` ended sessions, so no user can push another's logs out by
 /// starting and ending desktops, and the disk used is at most users × `keep` × 2 × 2 × `log_bytes`.
 ///
-/// Every method blocks on the file system; the session manager calls them off its actor.
+/// Every method blocks on the file system; sessions and the service call them off their actors.
 struct SessionLogArchive: Sendable {
     let directory: String
 
