@@ -47,14 +47,18 @@ actor ManagedSession {
     /// A kill that came while the session was starting: the start ends it, then lets them go.
     private var stopWhileStarting: String?
     private var startWaiters: [CheckedContinuation<Void, Never>] = []
-    /// `launch` is in flight: its own code decides what becomes of the session.
-    private var launching = false
+    /// A start owns the session from its claim to its reply: its own code decides what becomes
+    /// of it, and a kill meanwhile waits for that (a session made for a start begins so).
+    private var launching: Bool
+    /// The start has put something on the host (a directory, a cgroup, a process) to take away.
+    private var touchedHost = false
     private var login: (any LoginProcess)?
 
     private var host: any HostSystem { environment.host }
     private var logger: Logger { environment.logger }
 
     init(record: SessionRecord, lifecycle: Lifecycle, environment: SessionEnvironment) {
+        self.launching = lifecycle == .starting
         self.id = record.session.id
         self.user = record.session.user
         self.uid = record.session.uid
@@ -96,16 +100,32 @@ actor ManagedSession {
     /// waits for a real RFB greeting from its own Xvnc. Ends the session on any failure.
     /// Returns the session with its password, which is in this reply and nowhere else.
     func launch(_ plan: LaunchPlan, timings: StartTimings) async throws(LaunchFailure) -> Session {
-        launching = true
         defer {
             launching = false
             for waiter in startWaiters { waiter.resume() }
             startWaiters = []
         }
-        let password = try await bringUp(plan, timings: timings)
+        let password: String
+        do {
+            password = try await bringUp(plan, timings: timings)
+        } catch {
+            // Every failure lets go of the display: through the teardown once the host holds
+            // anything of the session's, else at once (nothing to end, nothing to record).
+            if teardown == nil {
+                if touchedHost {
+                    await finish(reason: "start failed")
+                } else {
+                    lifecycle = .ended
+                    await environment.registry.release(self)
+                }
+            }
+            // A kill that came meanwhile stands, even if this display was merely taken.
+            if stopWhileStarting != nil { throw .failed(killedWhileStarting) }
+            throw error
+        }
         if let reason = stopWhileStarting {
             await finish(reason: reason)
-            throw .failed(DeskError(.noSuchSession, "the desktop on \(display) was killed while it started; start another if you still need one."))
+            throw .failed(killedWhileStarting)
         }
         var reply = session
         reply.password = password
@@ -113,6 +133,17 @@ actor ManagedSession {
         // answers, so making the caller wait for one more fork and exec would buy nothing.
         Task { await self.startDesktop() }
         return reply
+    }
+
+    private var killedWhileStarting: DeskError {
+        DeskError(.noSuchSession, "the desktop on \(display) was killed while it started; start another if you still need one.")
+    }
+
+    /// Ends a start that a kill came for while it waited on the host.
+    private func stopIfKilled() async throws(LaunchFailure) {
+        guard let reason = stopWhileStarting else { return }
+        await finish(reason: reason)
+        throw .failed(killedWhileStarting)
     }
 
     private func bringUp(_ plan: LaunchPlan, timings: StartTimings) async throws(LaunchFailure) -> String {
@@ -132,6 +163,7 @@ actor ManagedSession {
         let password = SessionPassword.generate()
         let tls = try tlsMaterial(configuration.vncExposure)
         let host = self.host, archive = environment.archive
+        touchedHost = true
         do {
             try host.createSessionDirectory(directory, owner: account.uid, group: account.gid, contents: .init(
                 password: VNCPasswordFile.encode(password: password),
@@ -177,9 +209,13 @@ actor ManagedSession {
         }
         self.login = login
         record.helper = login.pid
+        record.helperStartTicks = host.identity(of: login.pid)?.startTicks
         host.onExit(of: login.pid) {}   // reaped when it ends, whenever that is
         let startTimeout = configuration.startTimeout
-        switch await onDedicatedThread({ login.awaitStart(until: .now + startTimeout) }) {
+        let started = await onDedicatedThread { login.awaitStart(until: .now + startTimeout) }
+        if case .xvnc(let pid) = started { record.session.pid = pid }
+        try await stopIfKilled()
+        switch started {
         case .xvnc(let pid):
             record.session.pid = pid
         case .refused(let sentence):
@@ -193,7 +229,9 @@ actor ManagedSession {
         // Ready means a real RFB handshake with this session's Xvnc, and no one else.
         timings.mark("spawned")
         let xvnc = record.session.pid, endpoint = self.endpoint, address = exposure.reachableAddress
-        switch await onDedicatedThread({ host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: .now + startTimeout) }) {
+        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: .now + startTimeout) }
+        try await stopIfKilled()
+        switch readiness {
         case .answered:
             break
         case .impostor(let what):
@@ -301,6 +339,7 @@ actor ManagedSession {
     /// its file). The kernel must say the endpoint is Xvnc's first, so a squatter never sees a
     /// password response. No complete handshake within `timeout`: the session is unresponsive.
     func probe(timeout: Duration) async throws(DeskError) -> ProbeReport {
+        try checkRunning()
         let exposure = environment.configuration.value.vncExposure
         let host = self.host, directory = self.directory, endpoint = self.endpoint, xvnc = record.session.pid, display = self.display
         let outcome = await onDedicatedThread { () -> Result<RFBProbe, RFBClient.Failure> in
@@ -311,7 +350,10 @@ actor ManagedSession {
         switch outcome {
         case .success(let found):
             failedProbe = false
-            if lifecycle == .unresponsive { lifecycle = .ready }
+            if lifecycle == .unresponsive {
+                lifecycle = .ready
+                persist()
+            }
             let milliseconds = Double(found.roundTrip.components.seconds) * 1000 + Double(found.roundTrip.components.attoseconds) / 1e15
             return ProbeReport(display: display, answered: true, protocolVersion: found.protocolVersion, desktopName: found.desktopName,
                                width: found.width, height: found.height, roundTripMilliseconds: milliseconds)
@@ -320,11 +362,24 @@ actor ManagedSession {
             throw DeskError(.displayBusy, "display \(display) was not probed: \(what); deskd sent it nothing. Kill the session (deskctl kill \(display)) and start a new one.")
         case .failure:
             // Only for a session still running: one that ended while it was probed keeps no mark.
-            if !isEnding {
+            if lifecycle == .ready || lifecycle == .unresponsive {
                 failedProbe = true
-                lifecycle = .unresponsive
+                if lifecycle == .ready {
+                    lifecycle = .unresponsive
+                    persist()
+                }
             }
             return ProbeReport(display: display, answered: false)
+        }
+    }
+
+    /// Probes and passwords are for a running session: a starting one has no Xvnc to ask yet and
+    /// is about to hand out its own password; an ending one is going.
+    private func checkRunning() throws(DeskError) {
+        switch lifecycle {
+        case .ready, .unresponsive: return
+        case .starting: throw DeskError(.noSuchSession, "the session on \(display) is still starting; try again once deskctl list shows it ready.")
+        case .stopping, .ended: throw DeskError(.noSuchSession, "the session on \(display) is ending; see deskctl list.")
         }
     }
 
@@ -334,6 +389,7 @@ actor ManagedSession {
     /// reads its password file at every authentication, so the next viewer needs the new one;
     /// connected viewers stay connected.
     func rotatePassword(viewOnly: Bool) async throws(DeskError) -> Session {
+        try checkRunning()
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
         let fresh = SessionPassword.generate()
         let display = self.display
@@ -436,10 +492,18 @@ actor ManagedSession {
         }
         // deskd-session ends once the last session process has: it closes the PAM login then.
         if let helper = record.helper, helper > 0 {
-            let left = await Self.waitUntilEmpty({ host.identity(of: helper) == nil ? [] : [helper] }, for: .seconds(5))
+            // The helper is deskd's child only if this deskd started it: after a restart its pid
+            // may have gone to someone else, so it counts only while it is still the same process.
+            let ticks = record.helperStartTicks
+            let isHelper: @Sendable () -> Bool = {
+                guard let now = host.identity(of: helper) else { return false }
+                if let ticks { return now.startTicks == ticks }
+                return now.uid == 0 && now.executable?.hasSuffix("/deskd-session") == true
+            }
+            let left = await Self.waitUntilEmpty({ isHelper() ? [helper] : [] }, for: .seconds(5))
             if !left.isEmpty {
                 logger.error("deskd-session did not end after its session; killing it", metadata: session.logMetadata.merging(["helper.pid": "\(helper)"]) { $1 })
-                host.signal(helper, SIGKILL)
+                if isHelper() { host.signal(helper, SIGKILL) }
             }
         }
         if let cgroup { host.removeCGroup(cgroup) }

@@ -121,7 +121,7 @@ public final class SessionService: Sendable {
         limits.maxSessionsPerUser = nil
         limits.maxSessions = nil
         for record in loaded {
-            let session = ManagedSession(record: record, lifecycle: .starting, environment: environment)
+            let session = ManagedSession(record: record, lifecycle: .ready, environment: environment)
             let claimed = (try? await registry.claim(record.session.display, for: session, limits: limits)) ?? false
             if claimed && host.isSameProcess(record.session) {
                 await session.adopt()

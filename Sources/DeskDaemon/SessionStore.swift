@@ -13,6 +13,8 @@ struct SessionRecord: Codable, Sendable {
     var directory: String?
     /// The deskd-session process holding the session's PAM login (nil in an older deskd's records).
     var helper: Int32?
+    /// Its start time (/proc/PID/stat field 22), so a later process with its pid is never taken for it.
+    var helperStartTicks: UInt64?
     /// Where the session's logs and exit statuses are kept (`<state>/logs/<id>`).
     var logDirectory: String?
 }

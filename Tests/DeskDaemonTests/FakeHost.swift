@@ -28,6 +28,8 @@ final class FakeHost: HostSystem {
         var passwords: [String: [UInt8]] = [:]
         /// While set, a start waits for its Xvnc's greeting: a test can look at a session in `starting`.
         var holdGreeting = false
+        /// Making a session directory fails (a full disk, say).
+        var failDirectory = false
         var nextPID: pid_t = 1000
         var events: [String] = []
     }
@@ -80,6 +82,7 @@ final class FakeHost: HostSystem {
     // MARK: Files
 
     func createSessionDirectory(_ directory: SessionDirectory, owner: uid_t, group: gid_t, contents: SessionDirectory.Contents) throws(OSError) {
+        if state.withLock({ $0.failDirectory }) { throw OSError("mkdir", path: directory.path, errno: ENOSPC) }
         state.withLock { $0.passwords[directory.path] = contents.password }
         note("create directory")
     }

@@ -181,6 +181,108 @@ import Testing
         #expect(try daemon.auditTrail.last?.outcome.contains("killed by root") == true)
     }
 
+    @Test func aKillBetweenTheClaimAndTheLaunchStillEndsTheStart() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let environment = daemon.service.environment
+        let id = String(repeating: "ab", count: 16)
+        let session = ManagedSession(record: SessionRecord(
+            session: Session(id: id, user: "alice", uid: 1001, gid: 1001, display: Display(1), endpoint: .unixSocket(path: "/run/x"),
+                             pid: 0, pidStartTicks: 0, executable: FakeHost.xvnc, state: .starting, startedAt: Date(),
+                             desktop: "xterm", geometry: .default, depth: 24),
+            directory: daemon.configuration.sessionDirectories.directory(for: id).path
+        ), lifecycle: .starting, environment: environment)
+        #expect(try await environment.registry.claim(Display(1), for: session, limits: SessionLimits()))
+        let kill = Task { await session.end(reason: "killed by root") }
+        try await Task.sleep(for: .milliseconds(20))
+
+        let plan = ManagedSession.LaunchPlan(
+            account: try #require(daemon.host.account(named: "alice")),
+            template: try TemplateLibrary(directories: [Daemon.templates]).template(named: "xterm"),
+            geometry: .default, depth: 24, userXstartup: false, configuration: daemon.configuration)
+        await #expect {
+            try await session.launch(plan, timings: StartTimings())
+        } throws: { error in
+            guard case .failed(let failure) = error as? ManagedSession.LaunchFailure else { return false }
+            return failure.code == .noSuchSession
+        }
+        await kill.value
+        #expect(daemon.host.pids(of: id).isEmpty)
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(try daemon.auditTrail.last?.outcome.contains("killed by root") == true)
+    }
+
+    @Test func aKillStandsEvenWhenTheDisplayTurnsOutTaken() async throws {
+        let host = FakeHost()
+        host.state.withLock {
+            $0.holdGreeting = true
+            $0.readiness = [.exited]
+            $0.xvncLog = ["Server is already active for display 1"]
+        }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+        let start = Task { try await daemon.service.start(StartOptions(), caller: Self.alice) }
+        for _ in 0..<400 where await daemon.service.list(all: true, caller: Self.root).isEmpty {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let kill = Task { try await daemon.service.kill(.all, caller: Self.alice) }
+        try await Task.sleep(for: .milliseconds(50))
+        host.state.withLock { $0.holdGreeting = false }
+        _ = try await kill.value
+        await #expect { try await start.value } throws: { ($0 as? DeskError)?.code == .noSuchSession }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(!host.events.contains("publish :2"))
+    }
+
+    @Test func aStartThatFailsEarlyLetsGoOfItsDisplay() async throws {
+        let host = FakeHost()
+        host.state.withLock { $0.failDirectory = true }
+        let daemon = try Daemon(host: host) { $0.limits.maxSessionsPerUser = 1 }
+        defer { daemon.remove() }
+        for _ in 0..<3 {
+            await #expect { try await daemon.service.start(StartOptions(), caller: Self.alice) } throws: { ($0 as? DeskError)?.code == .internalError }
+        }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        host.state.withLock { $0.failDirectory = false }
+        #expect(try await daemon.service.start(StartOptions(), caller: Self.alice).display == Display(1))
+
+        let unreadable = try Daemon(host: FakeHost()) {
+            $0.limits.maxSessionsPerUser = 1
+            $0.vncExposure.tlsCertificate = "/nonexistent/cert.pem"
+            $0.vncExposure.tlsKey = "/nonexistent/key.pem"
+        }
+        defer { unreadable.remove() }
+        for _ in 0..<3 {
+            await #expect { try await unreadable.service.start(StartOptions(), caller: Self.alice) } throws: {
+                ($0 as? DeskError)?.message.contains("cannot read the TLS certificate") == true
+            }
+        }
+        #expect(await unreadable.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(try unreadable.auditTrail.isEmpty)
+    }
+
+    @Test func concurrentStartsHoldToAPerUserLimitOfOne() async throws {
+        let daemon = try Daemon { $0.limits.maxSessionsPerUser = 1 }
+        defer { daemon.remove() }
+        let outcomes = await withTaskGroup(of: DeskError.Code?.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    do {
+                        _ = try await daemon.service.start(StartOptions(), caller: Self.alice)
+                        return nil
+                    } catch let error as DeskError {
+                        return error.code
+                    } catch {
+                        return .internalError
+                    }
+                }
+            }
+            return await group.reduce(into: [DeskError.Code?]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == nil }.count == 1)
+        #expect(outcomes.filter { $0 == DeskError.Code.limitReached }.count == 5)
+    }
+
     @Test func aProcessThatIgnoresSIGTERMIsKilledWithItsCgroup() async throws {
         let daemon = try Daemon()
         defer { daemon.remove() }
