@@ -31,18 +31,31 @@ public enum ProcFS {
         public let startTicks: UInt64
         public let processGroup: pid_t
         public let session: pid_t
+
+        init(pid: pid_t, state: Character, startTicks: UInt64, processGroup: pid_t, session: pid_t) {
+            self.pid = pid
+            self.state = state
+            self.startTicks = startTicks
+            self.processGroup = processGroup
+            self.session = session
+        }
+
+        /// Parses the text of /proc/PID/stat; nil if it is not one.
+        init?(pid: pid_t, stat: String) {
+            // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
+            guard let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // fields[0] is field 3 (state), so field N is fields[N - 3].
+            guard fields.count > 19, let state = fields[0].first,
+                  let pgrp = pid_t(fields[2]), let session = pid_t(fields[3]), let start = UInt64(fields[19])
+            else { return nil }
+            self.init(pid: pid, state: state, startTicks: start, processGroup: pgrp, session: session)
+        }
     }
 
     public static func process(_ pid: pid_t) -> Process? {
         guard pid > 0, let stat = readText("/proc/\(pid)/stat") else { return nil }
-        // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
-        guard let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // fields[0] is field 3 (state), so field N is fields[N - 3].
-        guard fields.count > 19, let state = fields[0].first,
-              let pgrp = pid_t(fields[2]), let session = pid_t(fields[3]), let start = UInt64(fields[19])
-        else { return nil }
-        return Process(pid: pid, state: state, startTicks: start, processGroup: pgrp, session: session)
+        return Process(pid: pid, stat: stat)
     }
 
     /// Alive means not gone and not a zombie: a zombie holds nothing but its pid.
@@ -59,6 +72,11 @@ public enum ProcFS {
     /// The real, effective, saved and filesystem uids of a process.
     public static func uids(of pid: pid_t) -> [uid_t] {
         guard let status = readText("/proc/\(pid)/status") else { return [] }
+        return uids(status: status)
+    }
+
+    /// The uids on the `Uid:` line of the text of /proc/PID/status.
+    static func uids(status: String) -> [uid_t] {
         for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
             return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { uid_t($0) }
         }
@@ -140,15 +158,20 @@ public enum ProcFS {
     static func procTCPSockets() -> [TCPSocket] {
         ["/proc/net/tcp", "/proc/net/tcp6"].flatMap { path -> [TCPSocket] in
             guard let text = readText(path) else { return [] }
-            return text.split(separator: "\n").dropFirst().compactMap { line in
-                let columns = line.split(separator: " ")
-                guard columns.count > 9,
-                      let local = columns[1].split(separator: ":").last, let localPort = Int(local, radix: 16),
-                      let remote = columns[2].split(separator: ":").last, let remotePort = Int(remote, radix: 16),
-                      let state = UInt8(columns[3], radix: 16), let uid = uid_t(columns[7]), let inode = UInt64(columns[9])
-                else { return nil }
-                return TCPSocket(localPort: localPort, remotePort: remotePort, state: state, inode: inode, uid: uid)
-            }
+            return tcpSockets(table: text)
+        }
+    }
+
+    /// The rows of the text of /proc/net/tcp or tcp6 (its first line is the header).
+    static func tcpSockets(table text: String) -> [TCPSocket] {
+        text.split(separator: "\n").dropFirst().compactMap { line in
+            let columns = line.split(separator: " ")
+            guard columns.count > 9,
+                  let local = columns[1].split(separator: ":").last, let localPort = Int(local, radix: 16),
+                  let remote = columns[2].split(separator: ":").last, let remotePort = Int(remote, radix: 16),
+                  let state = UInt8(columns[3], radix: 16), let uid = uid_t(columns[7]), let inode = UInt64(columns[9])
+            else { return nil }
+            return TCPSocket(localPort: localPort, remotePort: remotePort, state: state, inode: inode, uid: uid)
         }
     }
 
@@ -160,10 +183,16 @@ public enum ProcFS {
             return Set(sockets.map(\.name))
         }
         guard let text = readText("/proc/net/unix") else { return [] }
+        return listeningUnixSocketPaths(table: text, prefixes: prefixes)
+    }
+
+    /// The same from the text of /proc/net/unix (its first line is the header).
+    static func listeningUnixSocketPaths(table text: String, prefixes: [String]) -> Set<String> {
         var paths = Set<String>()
         for line in text.split(separator: "\n").dropFirst() {
-            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
             // Num RefCount Protocol Flags Type St Inode Path; flag 0x10000 is __SO_ACCEPTCON (listening).
+            // The path is the rest of the line after the inode and one space: it may hold spaces.
+            let columns = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: true)
             guard columns.count >= 8, let flags = UInt32(columns[3], radix: 16), flags & 0x10000 != 0 else { continue }
             let path = String(columns[7])
             if prefixes.contains(where: path.hasPrefix) { paths.insert(path) }

@@ -42,8 +42,9 @@ public final class SessionHelper: Sendable {
             self.environment = environment
         }
 
-        /// NUL-separated keys and values, ended by `start` (what deskd-session reads).
-        var encoded: [UInt8] {
+        /// NUL-separated keys and values, ended by `start` (what deskd-session reads); nil if a
+        /// value holds a NUL, which would end its field early and make the rest a key of its own.
+        var encoded: [UInt8]? {
             var fields: [(String, String)] = [
                 ("user", account.name), ("uid", String(account.uid)), ("gid", String(account.gid)), ("home", account.home),
                 ("display", display), ("session-id", sessionID), ("log-directory", logDirectory),
@@ -53,7 +54,10 @@ public final class SessionHelper: Sendable {
             fields += xvnc.map { ("xvnc", $0) } + desktop.map { ("desktop", $0) }
             fields += environment.sorted { $0.key < $1.key }.map { ("env", "\($0.key)=\($0.value)") }
             var bytes: [UInt8] = []
-            for (key, value) in fields { bytes += Array(key.utf8) + [0] + Array(value.utf8) + [0] }
+            for (key, value) in fields {
+                guard !value.utf8.contains(0) else { return nil }
+                bytes += Array(key.utf8) + [0] + Array(value.utf8) + [0]
+            }
             return bytes + Array("start".utf8) + [0]
         }
     }
@@ -84,6 +88,7 @@ public final class SessionHelper: Sendable {
     /// Starts the helper (in deskd's own cgroup, not the session's: it must outlive the
     /// session's processes to close the PAM session after them) and hands it the spec.
     public static func start(_ spec: Spec, helper: String, stderr: Int32) throws(OSError) -> SessionHelper {
+        guard let bytes = spec.encoded else { throw OSError("encode the spec (a field holds a NUL)", path: helper, errno: EINVAL) }
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&input) == 0 else { throw OSError("pipe", path: helper) }
         guard deskd_pipe_cloexec_nonblock(&output) == 0 else { close(input[0]); close(input[1]); throw OSError("pipe", path: helper) }
@@ -110,7 +115,6 @@ public final class SessionHelper: Sendable {
             throw error
         }
         let started = SessionHelper(pid: pid, commands: input[1], replies: output[0])
-        let bytes = spec.encoded
         let written = bytes.withUnsafeBytes { buffer in retryingEINTR { write(input[1], buffer.baseAddress, buffer.count) } }
         guard written == bytes.count else {
             // Nothing watches it yet: end and reap it here, or it stays a zombie of deskd's.

@@ -84,4 +84,30 @@ final class Scratch {
         #expect(UntrustedFile.read(file, limit: 64) == .refused("is leased by another process"))
         #expect(ContinuousClock.now - start < .seconds(5), "the read waited for the lease")
     }
+
+    @Test func aDirectoryIsRefusedAndAnEmptyFileIsRead() throws {
+        let scratch = try Scratch()
+        #expect(mkdir(scratch.path + "/dir", 0o700) == 0)
+        #expect(UntrustedFile.read(scratch.path + "/dir", limit: 64) == .refused("is a directory"))
+        let empty = scratch.file("empty", "")
+        #expect(UntrustedFile.read(empty, limit: 64) == .contents([], size: 0, owner: getuid()))
+        #expect(UntrustedFile.read(empty, limit: 0, tail: true) == .contents([], size: 0, owner: getuid()))
+    }
+
+    /// A file its owner made unreadable: root reads it (as root reads everything), anyone else
+    /// is refused with the reason, never blocked.
+    @Test func aFileWithNoPermissionsIsReadOnlyByRoot() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("locked", "      4242\n")
+        #expect(chmod(file, 0) == 0)
+        if getuid() == 0 {
+            #expect(UntrustedFile.read(file, limit: 64) == .contents(Array("      4242\n".utf8), size: 11, owner: 0))
+        } else {
+            #expect(UntrustedFile.read(file, limit: 64) == .refused("cannot be opened (\(String(cString: strerror(EACCES))))"))
+        }
+    }
+
+    @Test func aCharacterDeviceIsRefused() {
+        #expect(UntrustedFile.read("/dev/null", limit: 64) == .refused("is a character device"))
+    }
 }

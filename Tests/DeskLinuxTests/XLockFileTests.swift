@@ -64,6 +64,28 @@ import Testing
             #expect(getuid() != 0 || XLockFile.read(display) == .live(pid: 1))
         }
     }
+
+    /// What an X server writes is ten characters and a newline; anything that is no positive
+    /// pid is a stale lock (never a kill(-1) or kill(0)), and an oversized file is no X server's.
+    @Test func whatIsNoPositivePidIsStaleAndAnOversizedLockUnusable() {
+        let display = Display(1989)
+        for garbage in ["        -1\n", "         0\n", "", "\n", "4242 4243\n", "0x1234\n", "99999999999999999999\n"] {
+            Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data(garbage.utf8)) }) {
+                #expect(XLockFile.read(display) == .stale(pid: nil), "lock \(garbage.debugDescription)")
+            }
+        }
+        // Padding on either side, as X and hand-written locks have it.
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("\(getpid())\n\n".utf8)) }) {
+            #expect(XLockFile.read(display) == .live(pid: getpid()))
+        }
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data(String(repeating: " ", count: 65).utf8)) }) {
+            #expect(XLockFile.read(display) == .unusable("/tmp/.X1989-lock is 65 bytes, more than the 64 expected"))
+        }
+        Self.withLock(display, { _ = mkdir($0, 0o700) }) {
+            #expect(XLockFile.read(display) == .unusable("/tmp/.X1989-lock is a directory"))
+            rmdir(display.lockPath)
+        }
+    }
 }
 
 extension String {

@@ -1,0 +1,89 @@
+@testable import DeskLinux
+import Glibc
+import Testing
+
+/// What deskd hands deskd-session on its stdin: NUL-separated keys and values ended by
+/// `start`, read back here as deskd-session reads them (Sources/deskd-session/SessionSpec.swift).
+@Suite struct SessionHelperSpecTests {
+    static let account = UserAccount(name: "alice", uid: 1001, gid: 1002, home: "/home/alice smith", shell: "/bin/bash", groups: [1002, 27])
+
+    static func spec(cgroup: SessionCGroup? = SessionCGroup(path: "/sys/fs/cgroup/deskd.service/deskd-sessions/s1"),
+                     environment: [String: String] = ["PATH": "/usr/bin:/bin", "DISPLAY": ":7", "DESKD_SESSION": "s1"],
+                     desktop: [String] = ["/bin/sh", "/run/deskd/by-id/s1/xstartup"]) -> SessionHelper.Spec {
+        SessionHelper.Spec(
+            account: account, display: ":7", sessionID: "s1", logDirectory: "/var/lib/deskd/logs/alice/s1", logLimit: 1 << 20,
+            journal: true, cgroup: cgroup, xvnc: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"], xvncUmask: 0o077,
+            desktop: desktop, environment: environment)
+    }
+
+    /// The pairs before `start`, and whether `start` ended them with nothing after it.
+    static func decode(_ bytes: [UInt8]) -> (pairs: [(String, String)], ended: Bool) {
+        var fields = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        guard fields.last == "" else { return ([], false) }   // every field ends with a NUL
+        fields.removeLast()
+        var pairs: [(String, String)] = []
+        var index = 0
+        while index + 1 < fields.count {
+            pairs.append((fields[index], fields[index + 1]))
+            index += 2
+        }
+        return (pairs, index == fields.count - 1 && fields[index] == "start")
+    }
+
+    @Test func everyFieldIsAKeyAndAValueEndedByStart() throws {
+        let encoded = try #require(Self.spec().encoded)
+        let (pairs, ended) = Self.decode(encoded)
+        #expect(ended)
+        #expect(pairs.map { "\($0.0)=\($0.1)" } == [
+            "user=alice", "uid=1001", "gid=1002", "home=/home/alice smith", "display=:7", "session-id=s1",
+            "log-directory=/var/lib/deskd/logs/alice/s1", "log-limit=1048576", "journal=1", "xvnc-umask=77",
+            "cgroup=/sys/fs/cgroup/deskd.service/deskd-sessions/s1",
+            "xvnc=/usr/bin/Xvnc", "xvnc=:7", "xvnc=-geometry", "xvnc=1280x800",
+            "desktop=/bin/sh", "desktop=/run/deskd/by-id/s1/xstartup",
+            // Sorted by key, so the same spec is always the same bytes.
+            "env=DESKD_SESSION=s1", "env=DISPLAY=:7", "env=PATH=/usr/bin:/bin",
+        ])
+    }
+
+    @Test func noCGroupIsNoKeyAndAnEmptyValueIsStillAField() throws {
+        let encoded = try #require(Self.spec(cgroup: nil, environment: ["EMPTY": ""], desktop: ["", "x"]).encoded)
+        let (pairs, ended) = Self.decode(encoded)
+        #expect(ended && !pairs.contains { $0.0 == "cgroup" })
+        #expect(pairs.suffix(3).map { "\($0.0)=\($0.1)" } == ["desktop=", "desktop=x", "env=EMPTY="])
+    }
+
+    /// A NUL in a value would end it early and make what follows a key of its own ("uid", say):
+    /// such a spec is not encoded, and the helper is not even started.
+    @Test func aNULInAValueCannotForgeAKey() throws {
+        #expect(Self.spec(desktop: ["/bin/sh\0uid\0" + "0"]).encoded == nil)
+        #expect(Self.spec(environment: ["A": "1\0start\0"]).encoded == nil)
+        #expect(Self.spec(environment: ["A\0cgroup": "/"]).encoded == nil)
+        let missing = "/nonexistent/deskd-session"
+        #expect(throws: OSError.self) { _ = try SessionHelper.start(Self.spec(desktop: ["a\0b"]), helper: missing, stderr: -1) }
+        do {
+            _ = try SessionHelper.start(Self.spec(desktop: ["a\0b"]), helper: missing, stderr: -1)
+        } catch {
+            #expect(error.errno == EINVAL && error.path == missing)
+        }
+    }
+
+    // MARK: SessionLauncher's setpriv arguments
+
+    @Test func credentialsDropGroupsGidAndUidBeforeTheProgram() {
+        #expect(SessionLauncher.credentialArguments(for: Self.account) == ["--reuid", "1001", "--regid", "1002", "--groups", "1002,27", "--"])
+        let groupless = UserAccount(name: "b", uid: 2000, gid: 2000, home: "/", shell: "/bin/sh", groups: [])
+        #expect(SessionLauncher.credentialArguments(for: groupless) == ["--reuid", "2000", "--regid", "2000", "--clear-groups", "--"])
+    }
+
+    /// The program follows "--", so a program or argument that starts with a dash is never
+    /// read as one of setpriv's options.
+    @Test func theProgramAndItsArgumentsFollowTheCredentials() {
+        let spec = SessionLauncher.Spec(executable: "/usr/bin/Xtigervnc", arguments: [":9", "--reuid", "0"], account: Self.account,
+                                        environment: [:], logFD: -1, cgroup: nil)
+        let argv = SessionLauncher.argumentVector(spec)
+        #expect(argv.first == SessionLauncher.setprivPath)
+        let dashes = argv.firstIndex(of: "--")
+        #expect(dashes.map { Array(argv[($0 + 1)...]) } == ["/usr/bin/Xtigervnc", ":9", "--reuid", "0"])
+        #expect(dashes.map { Array(argv[1..<$0]) } == ["--reuid", "1001", "--regid", "1002", "--groups", "1002,27"])
+    }
+}
