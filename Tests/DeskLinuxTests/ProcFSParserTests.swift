@@ -109,17 +109,8 @@ import Testing
 
     /// The fallback reads the same socket as sock_diag does: a listener the test binds itself.
     @Test func theProcFallbackFindsTheSameListenerAsSockDiag() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try #require(LoopbackListener())
+        let port = listener.port
         let fromProc = ProcFS.procTCPSockets().filter { $0.localPort == port && $0.state == ProcFS.TCPSocket.listen }
         let fromDiag = ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: port...port)
         #expect(fromProc.count == 1 && fromProc == fromDiag)
