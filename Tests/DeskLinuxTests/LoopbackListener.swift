@@ -1,7 +1,7 @@
 import Glibc
 
 /// A TCP listener on 127.0.0.1 at a port the kernel picks, for tests that need a real socket.
-struct LoopbackListener: ~Copyable {
+final class LoopbackListener {
     let fd: Int32
     let port: Int
 
