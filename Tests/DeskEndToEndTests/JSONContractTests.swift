@@ -75,6 +75,9 @@ struct JSONContractTests {
         let nowhere = try CommandResult.run(TestEnvironment.deskctl, ["status", "--json", "--socket", daemon.root.appendingPathComponent("none.sock").path])
         try JSONSchemaCheck.expectError(nowhere, code: "unreachable", status: 3)
 
+        // Nothing to list is two empty arrays, each written as people and scripts expect it.
+        #expect(try daemon.deskctl(["list", "--json"]).stdout == "{\n  \"foreign\" : [],\n  \"sessions\" : []\n}\n")
+
         // Without --json nothing changed: the sentence on stderr, stdout empty.
         let text = try daemon.deskctl(["show", ":77"])
         #expect(text.status == 1 && text.stdout.isEmpty && text.stderr.hasPrefix("deskctl: "))
