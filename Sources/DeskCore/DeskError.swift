@@ -2,7 +2,7 @@
 ///
 /// The code travels on the wire as its raw value; the message says what was wrong and what to do.
 public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Code: String, Codable, Sendable {
+    public enum Code: String, Codable, Sendable, CaseIterable {
         case badRequest = "bad-request"
         case unsupportedVersion = "unsupported-version"
         case requestTooLarge = "request-too-large"

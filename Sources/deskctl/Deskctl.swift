@@ -13,7 +13,7 @@ struct Deskctl: ParsableCommand {
             Identity comes from the kernel (SO_PEERCRED), never from the command line.
 
             Exit status: 0 done; 1 deskd refused the request (the reason is on stderr); \
-            2 the command line is wrong; 3 deskd cannot be reached.
+            2 the command line is wrong; 3 deskd cannot be reached. With --json, a failure prints {"error": {"code": …, "message": …}} on stdout instead.
 
             Environment: DESKD_SOCKET names the control socket (default /run/deskd/deskd.sock); \
             NO_COLOR turns colour off.
@@ -31,7 +31,13 @@ struct Deskctl: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(message(for: error))) (see deskctl --help)\n".utf8))
+            let sentence = "\(message(for: error)) (see deskctl --help)"
+            // No command was parsed, so look for the flag itself: a script that asked for JSON reads JSON.
+            if JSONOutput.isRequested(by: CommandLine.arguments) {
+                JSONFailure(code: ExitCodes.usageCode, message: sentence).print()
+            } else {
+                FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(sentence))\n".utf8))
+            }
             Foundation.exit(ExitCodes.usage)
         }
     }
@@ -52,35 +58,55 @@ struct ConnectionOptions: ParsableArguments {
         do {
             response = try client.send(request)
         } catch {
-            throw Failure(message: "\(error)", code: ExitCodes.unreachable)
+            throw Failure(message: "\(error)", code: ExitCodes.unreachable, errorCode: ExitCodes.unreachableCode)
         }
         if let error = response.deskError {
-            throw Failure(message: error.message, code: ExitCodes.refused)
+            throw Failure(message: error.message, code: ExitCodes.refused, errorCode: error.code.rawValue)
         }
         return response
     }
 }
 
-/// Exit statuses scripts can rely on (documented in the README).
+/// Exit statuses scripts can rely on (documented in the README), and the `--json` error codes of
+/// the failures deskd never saw (deskd's own are `DeskError.Code`; docs/schema/error.json lists both).
 enum ExitCodes {
     static let refused: Int32 = 1
     static let usage: Int32 = 2
     static let unreachable: Int32 = 3
+
+    static let usageCode = "usage"
+    static let unreachableCode = "unreachable"
+    /// probe: the session's Xvnc did not complete an RFB handshake in time.
+    static let unresponsiveCode = "unresponsive"
 }
 
 /// A failure already phrased for the user: printed as is, then exit with `code`.
 struct Failure: Error, CustomStringConvertible {
     let message: String
+    /// The exit status.
     let code: Int32
+    /// The stable code `--json` prints beside the message.
+    let errorCode: String
     var description: String { message }
+
+    /// deskd answered, but without what the verb needs: a deskd of another version, most likely.
+    static func incompleteReply(lacking what: String) -> Failure {
+        Failure(message: "deskd answered without \(what); are deskd and deskctl the same version?",
+                code: ExitCodes.refused, errorCode: DeskError.Code.internalError.rawValue)
+    }
 }
 
 extension ParsableCommand {
-    /// Runs `body`, turning a `Failure` into "deskctl: <sentence>" on stderr and its exit code.
-    func reporting(_ body: () throws -> Void) throws {
+    /// Runs `body`, turning a `Failure` into "deskctl: <sentence>" on stderr, or with `json` into
+    /// `{"error": …}` on stdout, and its exit code.
+    func reporting(json: Bool, _ body: () throws -> Void) throws {
         do { try body() } catch let failure as Failure {
-            // deskd's sentences can quote a user's log or a requested name: escape before printing.
-            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(failure.message))\n".utf8))
+            if json {
+                JSONFailure(code: failure.errorCode, message: failure.message).print()
+            } else {
+                // deskd's sentences can quote a user's log or a requested name: escape before printing.
+                FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(failure.message))\n".utf8))
+            }
             throw ExitCode(failure.code)
         }
     }
@@ -89,9 +115,7 @@ extension ParsableCommand {
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder.desk
     encoder.outputFormatting.insert(.prettyPrinted)
-    let text = TerminalText.escapeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))
-    // Foundation pretty-prints an empty array over three lines; "[]" is what scripts expect to see.
-    print(text.filter { !$0.isWhitespace } == "[]" ? "[]" : text)
+    print(JSONOutput.collapsingEmptyArrays(TerminalText.escapeJSON(String(decoding: try encoder.encode(value), as: UTF8.self))))
 }
 
 /// Colour only for a terminal, and never with NO_COLOR or TERM=dumb.

@@ -27,7 +27,7 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let from = try since.map { text throws(DeskError) in try PointInTime.parse(text, now: Date()) }
                 let entries = try connection.send(Request(command: .history, user: user, since: from?.timeIntervalSince1970)).history ?? []
                 if json {

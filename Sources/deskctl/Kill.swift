@@ -29,7 +29,7 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let killed = try connection.send(Request(
                     command: .kill, user: user, display: try display.map(parseDisplay), all: all ? true : nil
                 )).sessions ?? []

@@ -10,16 +10,15 @@ extension Deskctl {
         @Flag(help: "Every user's sessions (admins only; others see their own).")
         var all = false
 
-        @Flag(help: "Print JSON: an array of session objects.")
+        @Flag(help: "Print JSON: an object with the sessions and, for --all, the foreign displays.")
         var json = false
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let response = try connection.send(Request(command: .list, all: all))
                 let sessions = response.sessions ?? []
                 if json {
-                    // The JSON contract is an array of sessions; foreign displays are for people.
-                    try printJSON(sessions)
+                    try printJSON(SessionList(sessions: sessions, foreign: response.foreign ?? []))
                     return
                 }
                 if sessions.isEmpty {
@@ -43,17 +42,17 @@ extension Deskctl {
         @Argument(help: "The session's display, for example :3.")
         var display: String
 
-        @Flag(help: "Print the session object as JSON.")
+        @Flag(help: "Print the session object as JSON, with how to connect.")
         var json = false
 
         func validate() throws { _ = try parseDisplay(display) }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let response = try connection.send(Request(command: .show, display: try parseDisplay(display)))
-                guard let session = response.sessions?.first else { return }
+                guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
-                    try printJSON(session)
+                    try printJSON(ConnectableSession(session: session, connect: response.connect))
                     return
                 }
                 print(SessionTable.render([session], colour: colourOnStdout))

@@ -33,12 +33,12 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let byID = SessionSummary.isSessionID(session)
                 let response = try connection.send(Request(
                     command: .logs, display: byID ? nil : try parseDisplay(session), session: byID ? session : nil, lines: lines
                 ))
-                guard let logs = response.logs else { return }
+                guard let logs = response.logs else { throw Failure.incompleteReply(lacking: "the logs") }
                 if json {
                     try printJSON(logs)
                 } else {

@@ -20,7 +20,7 @@ extension Deskctl {
         @Flag(help: "Set a new view-only password and keep the full one.")
         var viewOnly = false
 
-        @Flag(help: "Print the session as JSON, with the new password.")
+        @Flag(help: "Print the session as JSON, with the new password and how to connect.")
         var json = false
 
         func validate() throws {
@@ -28,11 +28,11 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let response = try connection.send(Request(command: .passwd, display: try parseDisplay(display), viewOnly: viewOnly ? true : nil))
-                guard let session = response.sessions?.first else { throw Failure(message: "deskd answered without a session.", code: ExitCodes.refused) }
+                guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
-                    try printJSON(session)
+                    try printJSON(ConnectableSession(session: session, connect: response.connect))
                     return
                 }
                 if viewOnly {

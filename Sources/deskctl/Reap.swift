@@ -31,7 +31,7 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let seconds = try IdleDuration.seconds(parsing: idle)
                 let sessions = try connection.send(Request(
                     command: .reap, user: user, idleSeconds: seconds, dryRun: dryRun ? true : nil
@@ -72,14 +72,16 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let response = try connection.send(Request(command: .probe, display: try parseDisplay(display), idleSeconds: timeout))
-                guard let report = response.probe else { throw Failure(message: "deskd answered without a probe report.", code: ExitCodes.refused) }
-                if json { try printJSON(report) }
+                guard let report = response.probe else { throw Failure.incompleteReply(lacking: "a probe report") }
                 guard report.answered else {
-                    throw Failure(message: "display \(report.display) did not complete an RFB handshake within \(timeout)s; it is unresponsive.", code: ExitCodes.refused)
+                    throw Failure(message: "display \(report.display) did not complete an RFB handshake within \(timeout)s; it is unresponsive.",
+                                  code: ExitCodes.refused, errorCode: ExitCodes.unresponsiveCode)
                 }
-                if !json {
+                if json {
+                    try printJSON(report)
+                } else {
                     let rtt = report.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "?"
                     print("\(report.display): RFB \(report.protocolVersion ?? "?"), \"\(TerminalText.escape(report.desktopName ?? ""))\", \(report.width ?? 0)x\(report.height ?? 0), answered in \(rtt).")
                 }

@@ -25,7 +25,7 @@ extension Deskctl {
         @Option(help: "The desktop template, for example xterm or gnome.")
         var desktop: String?
 
-        @Flag(help: "Print the session as JSON, password included.")
+        @Flag(help: "Print the session as JSON, password and how to connect included.")
         var json = false
 
         func validate() throws {
@@ -39,14 +39,14 @@ extension Deskctl {
         }
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 let response = try connection.send(Request(
                     command: .start, user: user, display: try display.map(parseDisplay),
                     geometry: geometry, depth: depth, desktop: desktop
                 ))
-                guard let session = response.sessions?.first else { throw Failure(message: "deskd answered without a session.", code: ExitCodes.refused) }
+                guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
-                    try printJSON(session)
+                    try printJSON(ConnectableSession(session: session, connect: response.connect))
                     return
                 }
                 print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")

@@ -14,9 +14,9 @@ extension Deskctl {
         var json = false
 
         func run() throws {
-            try reporting {
+            try reporting(json: json) {
                 guard let status = try connection.send(Request(command: .status)).status else {
-                    throw Failure(message: "deskd answered without a status.", code: ExitCodes.refused)
+                    throw Failure.incompleteReply(lacking: "a status")
                 }
                 if json {
                     try printJSON(status)

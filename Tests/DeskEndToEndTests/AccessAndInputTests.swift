@@ -21,7 +21,7 @@ extension EndToEnd {
         let graces = try daemon.start(grace.name, as: grace.name)
 
         // Each sees only their own, even when asking for --all.
-        let seenByFrank = try daemon.deskctl(["list", "--all", "--json"], as: frank.name).decode([Session].self)
+        let seenByFrank = try daemon.deskctl(["list", "--all", "--json"], as: frank.name).decode(SessionList.self).sessions
         #expect(seenByFrank.map(\.user) == [frank.name])
 
         // Grace may not kill, show or start for Frank; his desktop survives.
@@ -40,7 +40,7 @@ extension EndToEnd {
         #expect(try VNCConnection(franks.endpoint, password: password).info.width > 0)
 
         // Root sees everything; Frank kills his own.
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.user) == [frank.name])
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.map(\.user) == [frank.name])
         #expect(try daemon.deskctl(["kill", franks.display.description], as: frank.name).status == 0)
         #expect(TestUsers.processes(of: frank).isEmpty)
     }
@@ -53,7 +53,7 @@ extension EndToEnd {
 
         let session = try daemon.start(heidi.name, as: admin.name)
         #expect(session.user == heidi.name && session.password != nil)
-        #expect(try daemon.deskctl(["list", "--all", "--json"], as: admin.name).decode([Session].self).map(\.user) == [heidi.name])
+        #expect(try daemon.deskctl(["list", "--all", "--json"], as: admin.name).decode(SessionList.self).sessions.map(\.user) == [heidi.name])
         #expect(try daemon.deskctl(["kill", "--user", heidi.name], as: admin.name).status == 0)
         #expect(TestUsers.processes(of: heidi).isEmpty)
     }
@@ -105,7 +105,7 @@ extension EndToEnd {
         // Nothing was lost and the daemon still serves.
         #expect(daemon.isRunning)
         #expect(try daemon.client.send(Request(command: .ping)).ok)
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.pid) == [held.pid])
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.map(\.pid) == [held.pid])
         #expect(ProcFS.isAlive(held.pid))
     }
 

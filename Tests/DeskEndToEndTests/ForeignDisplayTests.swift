@@ -53,6 +53,10 @@ extension EndToEnd {
         // Admins see the foreign display, and deskd will not start on it.
         let table = try daemon.deskctl(["list", "--all"])
         #expect(table.stdout.contains("Foreign displays") && table.stdout.contains(foreign.description))
+        // ...and so do scripts: list --json carries them beside the sessions, and validates.
+        let listed = try daemon.deskctl(["list", "--all", "--json"])
+        #expect(try listed.decode(SessionList.self).foreign.map(\.display).contains(foreign))
+        if JSONSchemaCheck.isAvailable { try JSONSchemaCheck.expectValid(listed, "list") }
         let refused = try daemon.deskctl(["start", "--user", nina.name, "--display", foreign.description])
         #expect(refused.status != 0 && refused.stderr.contains("in use"))
         #expect(try daemon.deskctl(["kill", "--all"]).status == 0)

@@ -86,6 +86,6 @@ extension EndToEnd {
 extension DaemonUnderTest {
     /// `deskctl list --all --json` as root.
     func sessions() throws -> [Session] {
-        try deskctl(["list", "--all", "--json"]).decode([Session].self)
+        try deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions
     }
 }

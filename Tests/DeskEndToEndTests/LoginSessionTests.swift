@@ -23,7 +23,7 @@ extension EndToEnd {
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("\(ivy.name) may not log in") && refused.stderr.contains("expired"), "\(refused.stderr)")
         #expect(eventually { TestUsers.processes(of: ivy).isEmpty })
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
 
         // The same account, no longer expired, gets its desktop.
         try TestUsers.run("/usr/bin/chage", ["-E", "-1", ivy.name])
@@ -155,7 +155,7 @@ extension EndToEnd {
             try? FileManager.default.removeItem(atPath: templates)
         }
         let failed = try daemon.start(wes.name, extra: ["--desktop", "fails"], as: wes.name)
-        #expect(eventually(10) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+        #expect(eventually(10) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true })
 
         let logs = try daemon.deskctl(["logs", failed.display.description, "--json"], as: wes.name).decode(SessionLogs.self)
         #expect(logs.session.id == failed.id && logs.session.endedAt != nil)
@@ -212,7 +212,7 @@ extension EndToEnd {
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer { daemon.shutDown(); TestUsers.reap(zoe); try? FileManager.default.removeItem(atPath: templates) }
         let session = try daemon.start(zoe.name, extra: ["--desktop", "fast"])
-        #expect(eventually(20) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+        #expect(eventually(20) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true })
         let logs = try daemon.deskctl(["logs", session.id, "--lines", "3", "--json"]).decode(SessionLogs.self)
         let desktop = try #require(logs.processes.first { $0.role == .desktop })
         #expect(desktop.exit == "exited with status 0", "\(desktop)")

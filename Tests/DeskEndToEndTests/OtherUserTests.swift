@@ -247,7 +247,7 @@ extension EndToEnd {
             // Whatever order the three ran in, the newer session is whole: process, directory,
             // link, record, and a probe that logs in.
             usleep(300_000)
-            let listed = try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self)
+            let listed = try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions
             if listed.contains(where: { $0.id == second.id }) {
                 #expect(ProcFS.isAlive(second.pid))
                 #expect(access(daemon.runtimeDirectory + "/by-id/\(second.id)/rfb.sock", F_OK) == 0)
@@ -401,7 +401,7 @@ extension EndToEnd {
         #expect(start.stderr.contains("TCP port \(port) is held by a socket of uid \(mallory.uid) (\(mallory.name))"), "\(start.stderr)")
         #expect(start.stderr.contains("no password"))
         #expect(!start.stdout.contains("Password"))
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
         #expect(eventually { TestUsers.processes(of: victor).isEmpty })
     }
 }

@@ -76,7 +76,7 @@ extension EndToEnd {
         #expect(daemon.isRunning)
         let third = try daemon.deskctl(["start", "--user", tina.name])
         #expect(third.stderr.contains("limits.max_sessions_per_user (2)"))
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).count == 2)
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.count == 2)
     }
 
     @Test func statusShowsTheDaemonAndItsSessions() throws {

@@ -52,7 +52,7 @@ extension EndToEnd {
         #expect(throws: VNCConnection.Failure.refused) { try VNCConnection(session.endpoint, password: "wrong123") }
 
         // list shows it, without the password.
-        let listed = try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self)
+        let listed = try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions
         #expect(listed.map(\.display) == [session.display])
         #expect(listed.first?.password == nil)
         #expect(listed.first?.pid == session.pid)
@@ -68,7 +68,7 @@ extension EndToEnd {
         #expect(TestUsers.processes(of: alice).isEmpty)
         #expect(eventually { session.display.isFree })
         #expect(access(session.display.lockPath, F_OK) != 0)
-        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
 
         // The display is free for the next start.
         let next = try daemon.start(alice.name, extra: ["--display", session.display.description])
@@ -112,7 +112,7 @@ extension EndToEnd {
         #expect(try VNCConnection(session.endpoint, password: password).info.width == 1920)
 
         let second = try DaemonUnderTest(reusing: first)
-        let adopted = try second.deskctl(["list", "--all", "--json"]).decode([Session].self)
+        let adopted = try second.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions
         #expect(adopted.count == 1)
         #expect(adopted.first?.pid == session.pid && adopted.first?.state == .ready && adopted.first?.id == session.id)
         #expect(second.logText.contains("session adopted"))
@@ -124,7 +124,7 @@ extension EndToEnd {
 
         let third = try DaemonUnderTest(reusing: first)
         defer { third.shutDown() }
-        #expect(try third.deskctl(["list", "--all", "--json"]).decode([Session].self).map(\.pid) == [session.pid])
+        #expect(try third.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.map(\.pid) == [session.pid])
         #expect(try third.deskctl(["kill", "--all"]).status == 0)
         #expect(TestUsers.processes(of: carol).isEmpty)
         #expect(eventually { session.display.isFree })
@@ -143,7 +143,7 @@ extension EndToEnd {
 
         let second = try DaemonUnderTest(reusing: first)
         defer { second.shutDown() }
-        #expect(try second.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty)
+        #expect(try second.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
         #expect(access(session.display.lockPath, F_OK) != 0, "the stale lock should be reclaimed")
         #expect(!FileManager.default.fileExists(atPath: second.runtimeDirectory + "/displays/\(session.display.number)"))
         // The display is reusable at once.
@@ -157,7 +157,7 @@ extension EndToEnd {
         defer { daemon.shutDown(); TestUsers.reap(erin) }
         let session = try daemon.start(erin.name)
         kill(session.pid, SIGKILL)
-        #expect(eventually(5) { (try? daemon.deskctl(["list", "--all", "--json"]).decode([Session].self).isEmpty) == true })
+        #expect(eventually(5) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true })
         #expect(eventually { TestUsers.processes(of: erin).isEmpty })
         #expect(eventually { session.display.isFree })
         // The display is reused by the next start.
