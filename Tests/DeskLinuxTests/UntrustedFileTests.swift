@@ -79,7 +79,14 @@ final class Scratch {
         let F_SETLEASE: Int32 = 1024
         // Breaking the lease signals its holder (this process) with SIGIO, which would end it.
         signal(SIGIO, SIG_IGN)
-        try #require(fcntl(holder, F_SETLEASE, Int32(F_WRLCK)) == 0, "fcntl(F_SETLEASE): \(String(cString: strerror(errno)))")
+        // The kernel refuses a write lease while anyone else has the file open; a test running
+        // beside this one may hold it for a moment (a forked child before its exec), so try a while.
+        var leased = fcntl(holder, F_SETLEASE, Int32(F_WRLCK)) == 0
+        for _ in 0..<100 where !leased && errno == EAGAIN {
+            usleep(10_000)
+            leased = fcntl(holder, F_SETLEASE, Int32(F_WRLCK)) == 0
+        }
+        try #require(leased, "fcntl(F_SETLEASE): \(String(cString: strerror(errno)))")
         let start = ContinuousClock.now
         #expect(UntrustedFile.read(file, limit: 64) == .refused("is leased by another process"))
         #expect(ContinuousClock.now - start < .seconds(5), "the read waited for the lease")
