@@ -79,7 +79,7 @@ extension EndToEnd {
             try daemon.deskctl(["show", session.display.description, "--json"], as: judy.name).stdout,
             try daemon.deskctl(["history", "--json"]).stdout,
         ]
-        #expect(try JSONDecoder.desk.decode([Session].self, from: Data(views[0].utf8)).isEmpty)
+        #expect(try JSONDecoder.desk.decode(SessionList.self, from: Data(views[0].utf8)).sessions.isEmpty)
         // Nor does any process's argument list.
         let desktopPid = try #require(daemon.desktopPid(of: session))
         let commandLines = [session.pid, desktopPid].map { pid in
