@@ -204,8 +204,8 @@ public enum ConfigurationFile {
         Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to 99", default: "4",
             "Sessions one user may have at once."
         ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try positive(v, max: 99) },
-        Key("limits", "max_sessions", takes: "a whole number from 1 to 99", default: "50",
-            "Sessions on the host at once."
+        Key("limits", "max_sessions", takes: "a whole number from 1 to 99", default: nil,
+            "Sessions on the host at once; when unset, as many as limits.displays has free displays."
         ) { c, v throws(Reason) in c.limits.maxSessions = try positive(v, max: 99) },
         Key("limits", "allowed_users", takes: "a list of user names", default: "[]",
             "If this or allowed_groups is set, only these users, or members of those groups, get a desktop. Empty: every account from minimum_uid up."
