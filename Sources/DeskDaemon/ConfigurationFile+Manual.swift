@@ -103,9 +103,9 @@ extension ConfigurationFile {
         page.macro(".Sh SEE ALSO")
         page.macro(".Xr deskctl 1 ,")
         page.macro(".Xr Xvnc 1 ,")
-        page.macro(".Xr pam_limits 8 ,")
+        page.macro(".Xr systemd.resource-control 5 ,")
         page.macro(".Xr deskd 8 ,")
-        page.macro(".Xr systemd.resource-control 5")
+        page.macro(".Xr pam_limits 8")
         return page.output
     }
 }
@@ -161,7 +161,7 @@ struct Roff {
 
     /// One word of prose, escaped; paths, keys and values are not hyphenated ("au-dit.log").
     static func word(_ word: String) -> String {
-        let technical = word.dropLast().contains { "/._-~=0123456789".contains($0) } || word.contains("xstartup")
+        let technical = word.dropLast().contains { "/._-~=\"0123456789".contains($0) } || word.contains("xstartup")
         return technical ? "\\%" + escape(word) : escape(word)
     }
 

@@ -241,7 +241,7 @@ public enum ConfigurationFile {
         },
 
         Key("network", "listen", takes: "\"unix\", \"loopback\" or an IPv4 address", default: "\"unix\"",
-            "Where Xvnc listens for viewers. \"unix\": no TCP port, only a 0600 socket of the owner's, RUNTIME/displays/N/rfb.sock, reached with ssh -L 5901:/run/deskd/displays/N/rfb.sock USER@HOST. \"loopback\": TCP 127.0.0.1:5900+N, where every local user can reach it and try the password. An address (\"0.0.0.0\" for every interface): TCP on it; use X509Vnc and a certificate."
+            "Where Xvnc listens for viewers. \"unix\": no TCP port, only a 0600 socket of the owner's, /run/deskd/displays/N/rfb.sock, reached with ssh -L 5901:/run/deskd/displays/N/rfb.sock USER@HOST. \"loopback\": TCP 127.0.0.1:5900+N, where every local user can reach it and try the password. An address (\"0.0.0.0\" for every interface): TCP on it; use X509Vnc and a certificate."
         ) { c, v throws(Reason) in
             let text = try string(v)
             switch text {
