@@ -3,7 +3,7 @@
 #   make                      release build
 #   make install              into PREFIX (default /usr/local); DESTDIR stages it elsewhere
 #   make uninstall            removes what install put there (not /etc/deskd/deskd.toml)
-#   make man                  regenerates docs/man from the argument parsers
+#   make man                  regenerates docs/man (scripts/make-man)
 #   make deb                  release build, then .build/deskd_VERSION_ARCH.deb (scripts/make-deb)
 #   make check                the whole test suite (scripts/check)
 #
@@ -24,6 +24,8 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCONFDIR  ?= /etc
 BUILD_DIR   ?= .build/release
 SWIFT       ?= swift
+# The date the man pages carry.
+MAN_DATE    ?= 2026-11-22
 
 BASHDIR = $(DATADIR)/bash-completion/completions
 ZSHDIR  = $(DATADIR)/zsh/site-functions
@@ -45,7 +47,7 @@ endif
 
 install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(SYSCONFDIR)/deskd/templates
 	install -m 0755 $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
 	install -m 0755 $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
@@ -63,6 +65,7 @@ install: build
 	install -m 0644 systemd/deskd-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/deskd.conf
 	install -m 0644 systemd/deskd-sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf
 	install -m 0644 docs/man/deskctl.1 $(DESTDIR)$(MANDIR)/man1/deskctl.1
+	install -m 0644 docs/man/deskd.toml.5 $(DESTDIR)$(MANDIR)/man5/deskd.toml.5
 	install -m 0644 docs/man/deskd.8 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
 	sed -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' Templates/cron.d/deskd-reap > $(DESTDIR)$(DOCDIR)/cron.d-deskd-reap
@@ -84,18 +87,16 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf
-	rm -f $(DESTDIR)$(MANDIR)/man1/deskctl.1 $(DESTDIR)$(MANDIR)/man8/deskd.8
+	rm -f $(DESTDIR)$(MANDIR)/man1/deskctl.1 $(DESTDIR)$(MANDIR)/man5/deskd.toml.5 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	rm -rf $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(ZSHDIR)/_deskctl $(DESTDIR)$(FISHDIR)/deskctl.fish
 	rm -f $(DESTDIR)$(BASHDIR)/deskd $(DESTDIR)$(ZSHDIR)/_deskd $(DESTDIR)$(FISHDIR)/deskd.fish
 	@echo "Left in place: $(SYSCONFDIR)/deskd (your configuration and templates), an edited $(SYSCONFDIR)/pam.d/deskd, /var/lib/deskd (the audit trail and session logs)."
 
+# deskctl(1) and deskd(8) from the argument parsers plus docs/man/*.sections, deskd.toml(5) from
+# the configuration file's key table; see scripts/make-man.
 man:
-	mkdir -p .build/man/1 .build/man/8
-	$(SWIFT) package --allow-writing-to-directory $(CURDIR)/.build/man generate-manual --configuration debug --date 2026-11-22 --section 1 --output-directory $(CURDIR)/.build/man/1
-	$(SWIFT) package --allow-writing-to-directory $(CURDIR)/.build/man generate-manual --configuration debug --date 2026-11-22 --section 8 --output-directory $(CURDIR)/.build/man/8
-	cp .build/man/1/deskctl.1 docs/man/deskctl.1
-	cp .build/man/8/deskd.8 docs/man/deskd.8
+	SWIFT=$(SWIFT) scripts/make-man $(MAN_DATE)
 
 check:
 	scripts/check

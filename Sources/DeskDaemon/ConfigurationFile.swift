@@ -96,82 +96,185 @@ public enum ConfigurationFile {
 
     typealias Apply = @Sendable (inout DaemonConfiguration, any TOMLValueConvertible) throws(Reason) -> Void
 
-    /// Every key deskd knows, by section. Templates/deskd.toml documents each one.
-    static let schema: [String: [String: Apply]] = [
-        "daemon": [
-            "socket": { c, v throws(Reason) in c.socketPath = try absolutePath(v) },
-            "runtime_directory": { c, v throws(Reason) in c.runtimeDirectory = try absolutePath(v) },
-            "state_directory": { c, v throws(Reason) in c.stateDirectory = try absolutePath(v) },
-            "admin_group": { c, v throws(Reason) in c.adminGroup = try name(v) },
-            "log_level": { c, v throws(Reason) in
-                c.logLevel = try oneOf(v, ["trace", "debug", "info", "notice", "warning", "error", "critical"])
-            },
-            "max_connections": { c, v throws(Reason) in c.maxConnections = try positive(v, max: 65536) },
-            "max_connections_per_user": { c, v throws(Reason) in c.maxConnectionsPerUser = try positive(v, max: 65536) },
-        ],
-        "sessions": [
-            "xvnc": { c, v throws(Reason) in c.xvncPath = try absolutePath(v) },
-            "templates": { c, v throws(Reason) in c.templateDirectories = try strings(v).map(checkedAbsolute) + DaemonConfiguration().templateDirectories },
-            "default_desktop": { c, v throws(Reason) in c.defaultDesktop = try desk(v) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } },
-            "default_geometry": { c, v throws(Reason) in c.defaultGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
-            "default_depth": { c, v throws(Reason) in
-                guard let depth = v.int, ColorDepth.allowed.contains(depth) else { throw Reason("must be 16, 24 or 32, not \(v)") }
-                c.defaultDepth = depth
-            },
-            "start_timeout": { c, v throws(Reason) in c.startTimeout = .seconds(try duration(v)) },
-            "kill_grace": { c, v throws(Reason) in c.killGrace = .seconds(try duration(v)) },
-            "user_xstartup": { c, v throws(Reason) in c.honourUserXstartup = try bool(v) },
-            "desktop_exit_ends_session": { c, v throws(Reason) in c.desktopExitEndsSession = try bool(v) },
-            "idle_limit": { c, v throws(Reason) in c.idleLimitSeconds = try duration(v) },
-            "xvnc_max_idle": { c, v throws(Reason) in c.xvncMaxIdleSeconds = try duration(v) },
-            "xvnc_max_disconnection": { c, v throws(Reason) in c.xvncMaxDisconnectionSeconds = try duration(v) },
-            "path": { c, v throws(Reason) in c.sessionPath = try string(v) },
-            "log_bytes": { c, v throws(Reason) in c.sessionLogBytes = try positive(v, max: 1 << 30) },
-            "keep_logs": { c, v throws(Reason) in c.keptSessionLogs = try nonNegative(v, max: 100_000) },
-        ],
-        "limits": [
-            "minimum_uid": { c, v throws(Reason) in c.minimumUID = UInt32(try positive(v, max: Int(Int32.max))) },
-            "max_sessions_per_user": { c, v throws(Reason) in c.limits.maxSessionsPerUser = try positive(v, max: 99) },
-            "max_sessions": { c, v throws(Reason) in c.limits.maxSessions = try positive(v, max: 99) },
-            "allowed_users": { c, v throws(Reason) in c.limits.allowedUsers = try strings(v).map(checkedName) },
-            "allowed_groups": { c, v throws(Reason) in c.limits.allowedGroups = try strings(v).map(checkedName) },
-            "allowed_desktops": { c, v throws(Reason) in
-                c.limits.allowedDesktops = try strings(v).map { text throws(Reason) in try desk(text) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } }
-            },
-            "displays": { c, v throws(Reason) in c.displayRange = try displayRange(v) },
-            "min_geometry": { c, v throws(Reason) in c.limits.minimumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
-            "max_geometry": { c, v throws(Reason) in c.limits.maximumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
-            "session_tasks": { c, v throws(Reason) in c.sessionTasksMax = try positive(v, max: 4_194_304) },
-            "session_memory": { c, v throws(Reason) in c.sessionMemoryMax = try byteSize(v) },
-            "starts_per_minute": { c, v throws(Reason) in
-                let n = try nonNegative(v, max: 6000)
-                c.startsPerMinute = n == 0 ? nil : n
-            },
-        ],
-        "network": [
-            "listen": { c, v throws(Reason) in
-                let text = try string(v)
-                switch text {
-                case "unix": c.vncExposure.listen = .unixSocket
-                case "loopback", "localhost", "127.0.0.1": c.vncExposure.listen = .loopback
-                case _ where isIPv4(text): c.vncExposure.listen = .address(text)
-                default: throw Reason("must be \"unix\", \"loopback\" or an IPv4 address such as \"0.0.0.0\", not \"\(text)\"")
-                }
-            },
-            "security_types": { c, v throws(Reason) in
-                let types = try strings(v)
-                if types.contains(where: { $0.lowercased() == "none" }) {
-                    throw Reason("may not contain None: on a shared host every local user reaches loopback, so a desktop without authentication is everyone's; use VncAuth, TLSVnc or X509Vnc")
-                }
-                guard !types.isEmpty, types.allSatisfy(VNCExposure.knownSecurityTypes.contains) else {
-                    throw Reason("must list one or more of \(VNCExposure.knownSecurityTypes.joined(separator: ", "))")
-                }
-                c.vncExposure.securityTypes = types
-            },
-            "tls_certificate": { c, v throws(Reason) in c.vncExposure.tlsCertificate = try absolutePath(v) },
-            "tls_key": { c, v throws(Reason) in c.vncExposure.tlsKey = try absolutePath(v) },
-        ],
+    /// One key of the file: what it takes, its default, what it is for, and how it is checked
+    /// and applied. The parser and deskd.toml(5) both read this table, so the manual lists
+    /// exactly the keys the parser accepts.
+    struct Key: Sendable {
+        let section: String
+        let name: String
+        /// What the key takes, as the manual says it: "a whole number from 1 to 99".
+        let takes: String
+        /// The built-in default as TOML (a test parses it back to the built-in configuration);
+        /// nil when the key is unset by default.
+        let defaultValue: String?
+        /// For the manual: what the key does, in a sentence or three.
+        let summary: String
+        let apply: Apply
+
+        init(_ section: String, _ name: String, takes: String, default defaultValue: String?, _ summary: String, _ apply: @escaping Apply) {
+            (self.section, self.name, self.takes, self.defaultValue, self.summary, self.apply) = (section, name, takes, defaultValue, summary, apply)
+        }
+    }
+
+    /// The file's sections in the manual's order, each with what it holds.
+    static let sections: [(name: String, summary: String)] = [
+        ("daemon", "The daemon itself: its control socket, state directories, admin group, log level and connection caps."),
+        ("sessions", "How desktops are started and ended: Xvnc, the templates, defaults for start, timeouts, idle policies and the logs kept."),
+        ("limits", "Who may have a desktop and how much: accounts, counts, displays, desktops, screen sizes, start rate and cgroup caps."),
+        ("network", "Where Xvnc listens for viewers and how they authenticate."),
     ]
+
+    /// Every key deskd knows. Templates/deskd.toml shows each one, commented out, and
+    /// docs/man/deskd.toml.5 is generated from this table (make man).
+    static let keys: [Key] = [
+        Key("daemon", "socket", takes: "an absolute path", default: "\"/run/deskd/deskd.sock\"",
+            "The control socket deskctl talks to, mode 0666: any local user may connect, and what they may do is decided from the kernel's peer credentials. deskd --socket and DESKD_SOCKET override it."
+        ) { c, v throws(Reason) in c.socketPath = try absolutePath(v) },
+        Key("daemon", "runtime_directory", takes: "an absolute path", default: "\"/run/deskd\"",
+            "Runtime state, on tmpfs: session records (sessions/ID.json), each session's directory (by-id/ID/: its password file, X cookie, xstartup and RFB socket) and the display links (displays/N). A reboot ends every session, and secrets never reach a disk."
+        ) { c, v throws(Reason) in c.runtimeDirectory = try absolutePath(v) },
+        Key("daemon", "state_directory", takes: "an absolute path", default: "\"/var/lib/deskd\"",
+            "Persistent state: the audit trail (audit.log, rotated to audit.log.1 at 16 MiB) and the sessions' logs (logs/UID/ID/)."
+        ) { c, v throws(Reason) in c.stateDirectory = try absolutePath(v) },
+        Key("daemon", "admin_group", takes: "a group name", default: "\"deskd-admin\"",
+            "Members of this group, as the account database lists them, administer every user's sessions, as root does."
+        ) { c, v throws(Reason) in c.adminGroup = try name(v) },
+        Key("daemon", "log_level", takes: "one of trace, debug, info, notice, warning, error, critical", default: "\"info\"",
+            "The least severe message deskd logs (to stderr, which systemd sends to the journal)."
+        ) { c, v throws(Reason) in c.logLevel = try oneOf(v, ["trace", "debug", "info", "notice", "warning", "error", "critical"]) },
+        Key("daemon", "max_connections", takes: "a whole number from 1 to 65536", default: "128",
+            "Control connections open at once, in all. Root is never turned away."
+        ) { c, v throws(Reason) in c.maxConnections = try positive(v, max: 65536) },
+        Key("daemon", "max_connections_per_user", takes: "a whole number from 1 to 65536", default: "16",
+            "Control connections open at once per uid, so one user's silent clients cannot hold them all."
+        ) { c, v throws(Reason) in c.maxConnectionsPerUser = try positive(v, max: 65536) },
+
+        Key("sessions", "xvnc", takes: "an absolute path", default: "\"/usr/bin/Xtigervnc\"",
+            "The Xvnc server every desktop runs in."
+        ) { c, v throws(Reason) in c.xvncPath = try absolutePath(v) },
+        Key("sessions", "templates", takes: "a list of absolute paths", default: "[]",
+            "Template directories searched before /etc/deskd/templates, /usr/local/share/deskd/templates and /usr/share/deskd/templates; the first NAME.xstartup found is desktop NAME."
+        ) { c, v throws(Reason) in c.templateDirectories = try strings(v).map(checkedAbsolute) + DaemonConfiguration().templateDirectories },
+        Key("sessions", "default_desktop", takes: "a template name (lowercase letters, digits, - and _)", default: "\"xterm\"",
+            "The desktop a start gets when it names none (deskctl start --desktop)."
+        ) { c, v throws(Reason) in c.defaultDesktop = try desk(v) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } },
+        Key("sessions", "user_xstartup", takes: "true or false", default: "false",
+            "When a start names no desktop, run the user's own ~/.vnc/xstartup instead, if it is an executable file. It runs as the user; deskd itself never opens it."
+        ) { c, v throws(Reason) in c.honourUserXstartup = try bool(v) },
+        Key("sessions", "default_geometry", takes: "WIDTHxHEIGHT", default: "\"1920x1080\"",
+            "The screen size a start gets when it names none (deskctl start --geometry)."
+        ) { c, v throws(Reason) in c.defaultGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
+        Key("sessions", "default_depth", takes: "16, 24 or 32", default: "24",
+            "The colour depth a start gets when it names none (deskctl start --depth)."
+        ) { c, v throws(Reason) in
+            guard let depth = v.int, ColorDepth.allowed.contains(depth) else { throw Reason("must be 16, 24 or 32, not \(v)") }
+            c.defaultDepth = depth
+        },
+        Key("sessions", "start_timeout", takes: "a duration", default: "\"20s\"",
+            "How long Xvnc has to answer an RFB handshake before a start fails."
+        ) { c, v throws(Reason) in c.startTimeout = .seconds(try duration(v)) },
+        Key("sessions", "kill_grace", takes: "a duration", default: "\"3s\"",
+            "Between SIGTERM and SIGKILL when a session is killed."
+        ) { c, v throws(Reason) in c.killGrace = .seconds(try duration(v)) },
+        Key("sessions", "desktop_exit_ends_session", takes: "true or false", default: "true",
+            "End the session when its desktop (xstartup) exits, as vncserver does. false keeps Xvnc running (deskd --keep-session-on-desktop-exit)."
+        ) { c, v throws(Reason) in c.desktopExitEndsSession = try bool(v) },
+        Key("sessions", "idle_limit", takes: "a duration", default: nil,
+            "deskd's own idle policy: kill sessions that have had no viewer this long (a session nobody ever connected to counts from its start). deskctl reap --idle does the same from cron or a timer."
+        ) { c, v throws(Reason) in c.idleLimitSeconds = try duration(v) },
+        Key("sessions", "xvnc_max_idle", takes: "a duration", default: nil,
+            "Xvnc's -MaxIdleTime: Xvnc exits after this long without input."
+        ) { c, v throws(Reason) in c.xvncMaxIdleSeconds = try duration(v) },
+        Key("sessions", "xvnc_max_disconnection", takes: "a duration", default: nil,
+            "Xvnc's -MaxDisconnectionTime: Xvnc exits after this long with no viewer (counted from its start, so an unvisited session ends too)."
+        ) { c, v throws(Reason) in c.xvncMaxDisconnectionSeconds = try duration(v) },
+        Key("sessions", "path", takes: "a string", default: "\"/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\"",
+            "PATH inside sessions."
+        ) { c, v throws(Reason) in c.sessionPath = try string(v) },
+        Key("sessions", "log_bytes", takes: "a whole number of bytes from 1 to 1073741824", default: "1048576",
+            "Xvnc's and the desktop's output are kept per session under the state directory (logs/UID/ID/, and copied to the journal under systemd), each up to this many bytes plus one older generation."
+        ) { c, v throws(Reason) in c.sessionLogBytes = try positive(v, max: 1 << 30) },
+        Key("sessions", "keep_logs", takes: "a whole number from 0 to 100000", default: "10",
+            "Each user keeps the logs of this many ended sessions for deskctl logs; older ones are removed. At most users \u{00D7} keep_logs \u{00D7} 4 \u{00D7} log_bytes of disk (40 MiB per user by default)."
+        ) { c, v throws(Reason) in c.keptSessionLogs = try nonNegative(v, max: 100_000) },
+
+        Key("limits", "minimum_uid", takes: "a whole number from 1 to 2147483647", default: "1000",
+            "Accounts below this uid are system accounts and get no desktop (root never does)."
+        ) { c, v throws(Reason) in c.minimumUID = UInt32(try positive(v, max: Int(Int32.max))) },
+        Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to 99", default: "4",
+            "Sessions one user may have at once."
+        ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try positive(v, max: 99) },
+        Key("limits", "max_sessions", takes: "a whole number from 1 to 99", default: nil,
+            "Sessions on the host at once; when unset, as many as limits.displays has free displays."
+        ) { c, v throws(Reason) in c.limits.maxSessions = try positive(v, max: 99) },
+        Key("limits", "allowed_users", takes: "a list of user names", default: "[]",
+            "If this or allowed_groups is set, only these users, or members of those groups, get a desktop. Empty: every account from minimum_uid up."
+        ) { c, v throws(Reason) in c.limits.allowedUsers = try strings(v).map(checkedName) },
+        Key("limits", "allowed_groups", takes: "a list of group names", default: "[]",
+            "If this or allowed_users is set, only members of these groups, or those users, get a desktop."
+        ) { c, v throws(Reason) in c.limits.allowedGroups = try strings(v).map(checkedName) },
+        Key("limits", "allowed_desktops", takes: "a list of template names", default: "[]",
+            "If set, only these desktops (template names) may be started. Empty: any template found."
+        ) { c, v throws(Reason) in
+            c.limits.allowedDesktops = try strings(v).map { text throws(Reason) in try desk(text) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } }
+        },
+        Key("limits", "displays", takes: "a range \"LOW-HIGH\" within 1-99", default: "\"1-99\"",
+            "The X displays deskd allocates from, lowest free first. A display another X server holds is skipped and shown by deskctl list as foreign."
+        ) { c, v throws(Reason) in c.displayRange = try displayRange(v) },
+        Key("limits", "min_geometry", takes: "WIDTHxHEIGHT", default: "\"320x200\"",
+            "The smallest screen a user may ask for."
+        ) { c, v throws(Reason) in c.limits.minimumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
+        Key("limits", "max_geometry", takes: "WIDTHxHEIGHT", default: "\"8192x8192\"",
+            "The largest screen a user may ask for."
+        ) { c, v throws(Reason) in c.limits.maximumGeometry = try desk(v) { text throws(DeskError) in try Geometry(parsing: text) } },
+        Key("limits", "session_tasks", takes: "a whole number from 1 to 4194304", default: nil,
+            "Each session's cgroup holds at most this many tasks, so a fork bomb stops there. Needs the pids controller delegated to deskd's cgroup (deskd.service has Delegate=yes); without it deskd logs a warning and only pam_limits (nproc in /etc/security/limits.conf) applies."
+        ) { c, v throws(Reason) in c.sessionTasksMax = try positive(v, max: 4_194_304) },
+        Key("limits", "session_memory", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: nil,
+            "Each session's cgroup may use at most this much memory (\"512M\", \"8G\"). Needs the memory controller delegated to deskd's cgroup, as session_tasks does."
+        ) { c, v throws(Reason) in c.sessionMemoryMax = try byteSize(v) },
+        Key("limits", "starts_per_minute", takes: "a whole number from 0 to 6000", default: "10",
+            "Starts per minute per user (root is not limited); 0 turns the limit off."
+        ) { c, v throws(Reason) in
+            let n = try nonNegative(v, max: 6000)
+            c.startsPerMinute = n == 0 ? nil : n
+        },
+
+        Key("network", "listen", takes: "\"unix\", \"loopback\" or an IPv4 address", default: "\"unix\"",
+            "Where Xvnc listens for viewers. \"unix\": no TCP port, only a 0600 socket of the owner's, /run/deskd/displays/N/rfb.sock, reached with ssh -L 5901:/run/deskd/displays/N/rfb.sock USER@HOST. \"loopback\": TCP 127.0.0.1:5900+N, where every local user can reach it and try the password. An address (\"0.0.0.0\" for every interface): TCP on it; use X509Vnc and a certificate."
+        ) { c, v throws(Reason) in
+            let text = try string(v)
+            switch text {
+            case "unix": c.vncExposure.listen = .unixSocket
+            case "loopback", "localhost", "127.0.0.1": c.vncExposure.listen = .loopback
+            case _ where isIPv4(text): c.vncExposure.listen = .address(text)
+            default: throw Reason("must be \"unix\", \"loopback\" or an IPv4 address such as \"0.0.0.0\", not \"\(text)\"")
+            }
+        },
+        Key("network", "security_types", takes: "a list of VncAuth, TLSVnc, X509Vnc", default: "[\"VncAuth\"]",
+            "Xvnc's -SecurityTypes: VncAuth (the session password), TLSVnc (anonymous TLS) and X509Vnc (TLS with tls_certificate). None is refused: a desktop without authentication is anyone's who reaches it."
+        ) { c, v throws(Reason) in
+            let types = try strings(v)
+            if types.contains(where: { $0.lowercased() == "none" }) {
+                throw Reason("may not contain None: on a shared host every local user reaches loopback, so a desktop without authentication is everyone's; use VncAuth, TLSVnc or X509Vnc")
+            }
+            guard !types.isEmpty, types.allSatisfy(VNCExposure.knownSecurityTypes.contains) else {
+                throw Reason("must list one or more of \(VNCExposure.knownSecurityTypes.joined(separator: ", "))")
+            }
+            c.vncExposure.securityTypes = types
+        },
+        Key("network", "tls_certificate", takes: "an absolute path", default: nil,
+            "The certificate (PEM) for X509Vnc, with TCP only; set with tls_key. deskd reads it as root and gives each session's Xvnc its own copy, so it may stay root-only (0600)."
+        ) { c, v throws(Reason) in c.vncExposure.tlsCertificate = try absolutePath(v) },
+        Key("network", "tls_key", takes: "an absolute path", default: nil,
+            "The private key (PEM) of tls_certificate; set with it, and kept root-only like it."
+        ) { c, v throws(Reason) in c.vncExposure.tlsKey = try absolutePath(v) },
+    ]
+
+    /// The keys by section and name, as the parser looks them up.
+    static let schema: [String: [String: Apply]] = Dictionary(grouping: keys, by: \.section).mapValues { keys in
+        Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0.apply) })
+    }
 
     // MARK: Value readers, each failing with the end of a sentence.
 

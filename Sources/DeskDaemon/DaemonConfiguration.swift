@@ -3,7 +3,7 @@ import DeskLinux
 
 /// Everything deskd can be told. Defaults are built in, so no file is needed;
 /// /etc/deskd/deskd.toml (Templates/deskd.toml documents every key) and flags override them.
-public struct DaemonConfiguration: Sendable {
+public struct DaemonConfiguration: Sendable, Equatable {
     /// The file these settings came from; nil for the built-in defaults alone.
     public var configurationFile: String?
     public var socketPath = ControlProtocol.defaultSocketPath

@@ -64,6 +64,10 @@ struct Deskd: AsyncParsableCommand {
     @Flag(name: .customLong("keep-session-on-desktop-exit"), help: "When the desktop (xstartup) exits, keep Xvnc running. Default: end the session, as vncserver does.")
     var keepSessionOnDesktopExit = false
 
+    /// make man: print deskd.toml(5), dated YYYY-MM-DD, from the key table the parser checks.
+    @Option(name: .customLong("print-config-manual"), help: .hidden)
+    var configManualDate: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: daemon.log_level or info).")
     var logLevel: Logger.Level?
 
@@ -77,7 +81,10 @@ struct Deskd: AsyncParsableCommand {
         _ = try Self.seconds(idleLimit)
         _ = try Self.seconds(xvncMaxIdle)
         _ = try Self.seconds(xvncMaxDisconnection)
-        guard getuid() == 0 || checkConfig else {
+        if let date = configManualDate, ConfigurationFile.manual(isoDate: date) == nil {
+            throw ValidationError("--print-config-manual takes the page's date as YYYY-MM-DD, not '\(date)'.")
+        }
+        guard getuid() == 0 || checkConfig || configManualDate != nil else {
             throw ValidationError("deskd must run as root: it starts desktops as other users. Run it with sudo or as deskd.service.")
         }
     }
@@ -105,6 +112,10 @@ struct Deskd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let date = configManualDate, let page = ConfigurationFile.manual(isoDate: date) {
+            print(page, terminator: "")
+            return
+        }
         let configuration = try loadConfiguration()
         if checkConfig {
             print("\(config ?? ConfigurationFile.defaultPath): OK")

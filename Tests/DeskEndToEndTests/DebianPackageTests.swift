@@ -59,7 +59,7 @@ extension EndToEnd {
         }
         for path in ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/lib/systemd/system/deskd.service",
                      "/usr/lib/sysusers.d/deskd.conf", "/usr/lib/tmpfiles.d/deskd.conf", "/usr/share/man/man1/deskctl.1.gz",
-                     "/usr/share/man/man8/deskd.8.gz", "/usr/share/bash-completion/completions/deskctl",
+                     "/usr/share/man/man5/deskd.toml.5.gz", "/usr/share/man/man8/deskd.8.gz", "/usr/share/bash-completion/completions/deskctl",
                      "/usr/share/deskd/templates/xterm.xstartup", "/usr/share/doc/deskd/deskd.toml.example"] {
             #expect(files.contains(path), "the package lacks \(path)")
         }

@@ -20,6 +20,7 @@ struct InstallTests {
         "usr/lib/tmpfiles.d/deskd.conf",
         "usr/lib/sysusers.d/deskd.conf",
         "usr/share/man/man1/deskctl.1",
+        "usr/share/man/man5/deskd.toml.5",
         "usr/share/man/man8/deskd.8",
         "usr/share/bash-completion/completions/deskctl",
         "usr/share/bash-completion/completions/deskd",
