@@ -1,7 +1,8 @@
 import ArgumentParser
 import DeskClient
 import DeskCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 @main
 struct Deskctl: ParsableCommand {
@@ -31,8 +32,8 @@ struct Deskctl: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(message(for: error))) (see deskctl --help)\n".utf8))
-            Foundation.exit(ExitCodes.usage)
+            writeToStandardError("deskctl: \(TerminalText.escape(message(for: error))) (see deskctl --help)\n")
+            Glibc.exit(ExitCodes.usage)
         }
     }
 }
@@ -80,7 +81,7 @@ extension ParsableCommand {
     func reporting(_ body: () throws -> Void) throws {
         do { try body() } catch let failure as Failure {
             // deskd's sentences can quote a user's log or a requested name: escape before printing.
-            FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(failure.message))\n".utf8))
+            writeToStandardError("deskctl: \(TerminalText.escape(failure.message))\n")
             throw ExitCode(failure.code)
         }
     }

@@ -42,7 +42,7 @@ extension Deskctl {
                 if json {
                     try printJSON(logs)
                 } else {
-                    print(logs.render())
+                    print(logs.render(clock: .local))
                 }
             }
         }

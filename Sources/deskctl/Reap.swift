@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import DeskCore
 
 extension Deskctl {
@@ -80,7 +79,7 @@ extension Deskctl {
                     throw Failure(message: "display \(report.display) did not complete an RFB handshake within \(timeout)s; it is unresponsive.", code: ExitCodes.refused)
                 }
                 if !json {
-                    let rtt = report.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "?"
+                    let rtt = report.roundTripMilliseconds.map { DecimalText.format($0, places: 1) + " ms" } ?? "?"
                     print("\(report.display): RFB \(report.protocolVersion ?? "?"), \"\(TerminalText.escape(report.desktopName ?? ""))\", \(report.width ?? 0)x\(report.height ?? 0), answered in \(rtt).")
                 }
             }
