@@ -20,6 +20,9 @@ struct Deskctl: ParsableCommand {
             NO_COLOR turns colour off.
             """,
         version: DeskVersion.current,
+        // Each subcommand names itself (commandName): else ArgumentParser derives the name with
+        // String(describing:) on the type, whose casts scan every protocol conformance in the
+        // binary, subcommand by subcommand, on every run: more than half of deskctl's start-up.
         subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Logs.self, Status.self]
     )
 

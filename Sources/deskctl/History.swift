@@ -5,6 +5,7 @@ import FoundationEssentials
 extension Deskctl {
     struct History: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "history",
             abstract: "Show the audit trail: who started, killed, reaped or re-keyed which session.",
             discussion: """
                 Admins see every entry; users see what they did and what was done to their sessions. \

@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Reap: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reap",
             abstract: "Kill sessions that have had no viewer for a while (for cron and timers).",
             discussion: """
             A session nobody ever connected to counts as idle from its start. Users reap their own \
@@ -50,6 +51,7 @@ extension Deskctl {
 
     struct Probe: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "probe",
             abstract: "Check over RFB that a session's desktop really answers.",
             discussion: "deskd logs in with the session's own password; exit status 1 if the server does not answer in time."
         )
