@@ -26,6 +26,10 @@ BUILD_DIR   ?= .build/release
 SWIFT       ?= swift
 # The date the man pages carry.
 MAN_DATE    ?= 2026-11-22
+# Installed binaries are stripped (install -s): debug information is most of an unstripped
+# binary's size. The build directory keeps its unstripped ones; STRIP= installs them unstripped.
+STRIP       ?= strip
+INSTALL_BIN  = install -m 0755 $(if $(STRIP),-s --strip-program=$(STRIP))
 
 BASHDIR = $(DATADIR)/bash-completion/completions
 ZSHDIR  = $(DATADIR)/zsh/site-functions
@@ -49,11 +53,11 @@ install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
 		$(DESTDIR)$(BASHDIR) $(DESTDIR)$(ZSHDIR) $(DESTDIR)$(FISHDIR) $(DESTDIR)$(SYSCONFDIR)/deskd/templates
-	install -m 0755 $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
-	install -m 0755 $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd $(DESTDIR)$(SBINDIR)/deskd
+	$(INSTALL_BIN) $(BUILD_DIR)/deskctl $(DESTDIR)$(BINDIR)/deskctl
 	# deskd finds deskd-session in ../libexec/deskd beside its own sbin directory.
 	install -d $(DESTDIR)$(LIBEXECDIR)/deskd $(DESTDIR)$(SYSCONFDIR)/pam.d
-	install -m 0755 $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
 	install -m 0644 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/

@@ -74,7 +74,11 @@ let package = Package(
                 "DeskCore",
                 "DeskClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // A release deskctl is one static executable: no dynamic loader, no libstdc++ to map and
+            // relocate, which was most of the cost of a run beyond its own work. It looks up no
+            // accounts, so static glibc's NSS caveat does not arise. Debug builds stay dynamic.
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
         ),
         // One per desktop, as root: its PAM session, its processes, their logs and exit statuses.
         // Glibc and C only (no Foundation), so it costs a start next to nothing.

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CDeskShims.h"
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,6 +16,12 @@ int deskd_pidfd_open(pid_t pid) {
 
 int deskd_open_path_nofollow(const char *path) {
     return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+void deskd_name_this_thread(const char *name) {
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name);
+    pthread_setname_np(pthread_self(), short_name);
 }
 
 int deskd_pipe_cloexec_nonblock(int fds[2]) {

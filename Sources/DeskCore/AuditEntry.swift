@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an audit entry records: a state-changing request, or a session's end (which deskd
 /// itself records, whatever ended it, so `history` says how every session ended).

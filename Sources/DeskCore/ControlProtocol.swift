@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The control socket's wire protocol, version 1. docs/PROTOCOL.md is its reference.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Durations as admins write them in cron lines: 90s, 30m, 2h, 1d (or a bare number of seconds).
 public enum IdleDuration {
@@ -17,22 +17,15 @@ public enum IdleDuration {
     }
 }
 
-/// A point in time as `deskctl history --since` takes it: a duration back from now (2h, 1d)
-/// or a date (2026-11-22) or date and time (2026-11-22T14:30:00Z, 2026-11-22 14:30) in UTC
-/// unless it names a zone.
+/// A point in time as `deskctl history --since` takes it: a duration back from now (2h, 1d), or a
+/// date (2026-11-22) or date and time (2026-11-22 14:30, 2026-11-22T14:30:00+01:00) on `clock`
+/// unless it names a zone, so a time copied from `history`'s own output means what it showed.
 public enum PointInTime {
-    public static func parse(_ text: String, now: Date) throws(DeskError) -> Date {
+    public static func parse(_ text: String, now: Date, clock: WallClock) throws(DeskError) -> Date {
         if let seconds = try? IdleDuration.seconds(parsing: text) {
             return now.addingTimeInterval(-Double(seconds))
         }
-        let formats = ["yyyy-MM-dd'T'HH:mm:ssXXXXX", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"]
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        for format in formats {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        throw DeskError(.invalidDuration, "'\(text)' is neither a duration nor a date; write 2h, 1d, 2026-11-22 or 2026-11-22T14:30:00Z.")
+        if let date = clock.parse(text) { return date }
+        throw DeskError(.invalidDuration, "'\(text)' is neither a duration nor a date; write 2h, 1d, 2026-11-22, 2026-11-22 14:30 (local time) or 2026-11-22T14:30:00Z.")
     }
 }

@@ -1,7 +1,4 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import FoundationEssentials
 
 /// The life of a session as deskd sees it.
 public enum SessionState: String, Codable, Sendable {
@@ -162,35 +159,12 @@ extension JSONDecoder {
 /// `.iso8601` strategy goes through ICU, whose first use costs milliseconds in every deskctl run.
 public enum InternetTime {
     public static func format(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        WallClock.utc.civil(date).text(separator: "T") + "Z"
     }
 
-    /// What `format` writes; other ISO 8601 forms (offsets, fractions) through Foundation.
+    /// What `format` writes, and any ISO 8601 date and time with a zone (`+01:00`, a fraction).
     public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int32? {
-            var value: Int32 = 0
-            for byte in bytes[range] {
-                guard byte >= 48 && byte <= 57 else { return nil }
-                value = value * 10 + Int32(byte - 48)
-            }
-            return value
-        }
-        guard bytes.count == 20, bytes[4] == 45, bytes[7] == 45, bytes[10] == 84, bytes[13] == 58, bytes[16] == 58, bytes[19] == 90,
-              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
-        else { return try? Date(text, strategy: .iso8601) }
-        var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = month - 1
-        parts.tm_mday = day
-        parts.tm_hour = hour
-        parts.tm_min = minute
-        parts.tm_sec = second
-        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+        guard let (civil, offset) = TimeText.parse(text, requireTime: true), let offset else { return nil }
+        return Date(timeIntervalSince1970: Double(civil.secondsSinceEpoch - Int64(offset)))
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What deskd keeps of every session beside its output, in `<state>/logs/<id>/session.json`:
 /// written when the session starts and again when it ends, so the owner and admins can read how
@@ -88,14 +88,11 @@ public struct SessionLogs: Codable, Sendable, Equatable {
 
     /// As `deskctl logs` prints it: a heading line for the session, then each process's lines
     /// under a heading that says how it ended. Every line is escaped: the output is the user's.
-    public func render(timeZone: TimeZone = .current) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
-        var heading = "Session \(session.id) of \(session.user) on \(session.display) (\(session.desktop)), started \(formatter.string(from: session.startedAt))"
+    /// Times as `clock` shows them, with the zone's name.
+    public func render(clock: WallClock) -> String {
+        var heading = "Session \(session.id) of \(session.user) on \(session.display) (\(session.desktop)), started \(clock.formatNamed(session.startedAt))"
         if let ended = session.endedAt {
-            heading += ", ended \(formatter.string(from: ended)): \(session.endReason ?? "unknown")."
+            heading += ", ended \(clock.formatNamed(ended)): \(session.endReason ?? "unknown")."
         } else {
             heading += ", running."
         }

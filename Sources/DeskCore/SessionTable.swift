@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The table `deskctl list` prints: aligned columns within 80 columns for ordinary names
 /// (pid and port are in `show` and `--json`; the port is 5900 + the display anyway).
@@ -36,7 +36,7 @@ public enum SessionTable {
         let widths = (0..<width).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.enumerated().map { index, row in
             row.enumerated().map { column, cell in
-                style(index, column, column == width - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0))
+                style(index, column, column == width - 1 ? cell : cell.padded(to: widths[column]))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

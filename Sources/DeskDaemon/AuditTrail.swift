@@ -1,6 +1,7 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import Logging
 import Synchronization
@@ -15,7 +16,8 @@ final class AuditTrail: Sendable {
     let path: String
     let rotateBytes: Int
     private let logger: Logger
-    private let lock = NSLock()
+    /// One appender at a time: the size check, the rotation and the write are one step.
+    private let lock = Mutex(())
     private let limiter: Mutex<AuditLimiter>
 
     init(path: String, rotateBytes: Int = 16 << 20, idlePerMinute: Int = 30, logger: Logger) {
@@ -31,7 +33,7 @@ final class AuditTrail: Sendable {
         guard let admitted = limiter.withLock({ $0.admit(entry.capped(), changedSessions: changedSessions, now: now) }),
               var line = try? JSONEncoder.desk.encode(admitted) else { return }
         line.append(UInt8(ascii: "\n"))
-        lock.withLock {
+        lock.withLock { _ in
             var info = stat()
             if stat(path, &info) == 0, Int(info.st_size) + line.count > rotateBytes {
                 rename(path, path + ".1")

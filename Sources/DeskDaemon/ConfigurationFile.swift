@@ -1,5 +1,5 @@
 import DeskCore
-import Foundation
+import FoundationEssentials
 import TOMLKit
 
 /// A mistake in the configuration file, with the line it is on.
@@ -341,7 +341,7 @@ public enum ConfigurationFile {
 
     static func checkedName(_ text: String) throws(Reason) -> String {
         guard !text.isEmpty, text.count <= 32, !text.hasPrefix("-"),
-              text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) })
+              text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) })
         else { throw Reason("must hold user or group names (letters, digits, '.', '_', '-'), not \"\(text)\"") }
         return text
     }
@@ -364,13 +364,13 @@ public enum ConfigurationFile {
 
     static func desk<T>(_ text: String, _ parse: (String) throws(DeskError) -> T) throws(Reason) -> T {
         do { return try parse(text) } catch {
-            throw Reason("is wrong: \(error.message.trimmingCharacters(in: CharacterSet(charactersIn: ".")))")
+            throw Reason("is wrong: \(error.message.trimming(where: { $0 == "." }))")
         }
     }
 
     static func displayRange(_ v: any TOMLValueConvertible) throws(Reason) -> ClosedRange<Int> {
         let text = try string(v)
-        let parts = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: "-").map { $0.trimming() }
         guard parts.count == 2, let lo = Int(parts[0]), let hi = Int(parts[1]), lo >= 1, hi <= 99, lo <= hi else {
             throw Reason("must be a range such as \"1-99\" within 1-99, not \"\(text)\"")
         }
@@ -413,8 +413,8 @@ struct SourceLines {
     }
 
     private static func header(of line: Substring) -> String? {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let trimmed = line.trimming()
         guard trimmed.hasPrefix("["), !trimmed.hasPrefix("[["), let close = trimmed.firstIndex(of: "]") else { return nil }
-        return trimmed[trimmed.index(after: trimmed.startIndex)..<close].trimmingCharacters(in: .whitespaces)
+        return trimmed[trimmed.index(after: trimmed.startIndex)..<close].trimming()
     }
 }

@@ -1,6 +1,6 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Between the control socket and the service: decodes a request, works out who sent it from

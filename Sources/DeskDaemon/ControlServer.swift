@@ -1,6 +1,6 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 import NIOConcurrencyHelpers

@@ -1,6 +1,7 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// One desktop session and everything that is its own: its directory, cgroup, login process,

@@ -1,5 +1,5 @@
 import DeskCore
-import Foundation
+import FoundationEssentials
 
 // What each verb of the service takes, checked once, where the wire request is decoded
 // (`ControlHarness`): a display is a `Display` from there on, a geometry a `Geometry`.

@@ -1,6 +1,6 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// The per-session log directories under `<state>/logs/<uid>/<id>`, root's alone (0700).
@@ -59,7 +59,7 @@ struct SessionLogArchive: Sendable {
         var exits: [ProcessLog.Role: String] = [:]
         for role in ProcessLog.Role.allCases {
             if case .contents(let bytes, _, _) = UntrustedFile.read(path + "/\(role.rawValue).exit", limit: 256) {
-                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let text = String(decoding: bytes, as: UTF8.self).trimming()
                 if !text.isEmpty { exits[role] = text }
             }
         }

@@ -1,6 +1,8 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 

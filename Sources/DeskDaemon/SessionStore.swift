@@ -1,6 +1,6 @@
 import DeskCore
 import DeskLinux
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// What deskd persists per session: the session and where its processes and files live.

@@ -1,4 +1,5 @@
-import Foundation
+import DeskLinux
+import FoundationEssentials
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -20,12 +21,13 @@ public struct ShutdownWatchdog: Service {
         // Returns when the shutdown begins, or at once when cancelled.
         try? await gracefulShutdown()
         let limit = self.limit, logger = self.logger
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+        DetachedThread.start(name: "deskd-watchdog") {
+            var request = timespec(tv_sec: Int(limit.components.seconds), tv_nsec: Int(limit.components.attoseconds / 1_000_000_000))
+            var remaining = timespec()
+            // A signal cuts the sleep short; sleep the rest.
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
             logger.critical("shutdown did not finish in time; exiting now (sessions keep running)", metadata: ["shutdown.limit": "\(limit)"])
             _exit(1)
         }
-        thread.name = "deskd-shutdown-watchdog"
-        thread.start()
     }
 }

@@ -1,5 +1,5 @@
 import DeskCore
-import Foundation
+import FoundationEssentials
 
 /// The xstartup templates: `<name>.xstartup` files in an ordered list of directories.
 struct TemplateLibrary: Sendable {

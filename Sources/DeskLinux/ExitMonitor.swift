@@ -1,5 +1,4 @@
 import CDeskShims
-import Foundation
 import Glibc
 import Synchronization
 
@@ -21,9 +20,9 @@ public final class ExitMonitor: Sendable {
         deskd_pipe_cloexec_nonblock(&fds)
         wakeWrite = fds[1]
         let wakeRead = fds[0]
-        let thread = Thread { [watched] in Self.run(wakeRead: wakeRead, watched: watched) }
-        thread.name = "deskd-exit-monitor"
-        thread.start()
+        let started = DetachedThread.start(name: "deskd-exits") { [watched] in Self.run(wakeRead: wakeRead, watched: watched) }
+        // Without it no exit would ever be noticed: better not to start than to run blind.
+        precondition(started, "deskd could not start its exit-monitor thread; raise the task limit (TasksMax, ulimit -u) and start it again.")
     }
 
     /// Calls `onExit` once when `pid` exits — at once if it is already gone.

@@ -19,6 +19,8 @@ struct Run {
     let status: Int32
     let stdout: String
     let seconds: Double
+    /// User and system CPU time of the process (and of its children), from wait4's rusage.
+    let cpuSeconds: Double
 
     /// `capture: false` for commands that leave a daemon holding their stdout (vncserver does):
     /// then only the exit is waited for.
@@ -60,10 +62,12 @@ struct Run {
         }
         close(pipe[0])
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
         let seconds = now() - start
         let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Run(status: code, stdout: String(decoding: output, as: UTF8.self), seconds: seconds)
+        let cpu = [usage.ru_utime, usage.ru_stime].reduce(0.0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+        return Run(status: code, stdout: String(decoding: output, as: UTF8.self), seconds: seconds, cpuSeconds: cpu)
     }
 }
 

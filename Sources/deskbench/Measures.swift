@@ -22,6 +22,7 @@ extension Bench {
         report("")
         report("  " + "measure".padding(toLength: 38, withPad: " ", startingAt: 0) + "median".leftPadded(10) + "   " + "p10–p90".padding(toLength: 22, withPad: " ", startingAt: 0) + "ratio")
 
+        try binaries()
         try startToReady()
         try concurrentStarts()
         try list()
@@ -65,9 +66,6 @@ extension Bench {
         row("raw Xtigervnc, -auth, socket (floor)", Stats(values: raw))
         row("deskctl start (whole process)", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.10×)", Stats(values: ratios).median))
         row("the start request alone (no CLI)", Stats(values: direct), String(format: "%.2f× raw", Stats(values: directRatios).median))
-        var version: [Double] = []
-        for _ in 0..<options.pairs { version.append(try Run.of(deskctl, ["--version"]).seconds) }
-        row("deskctl --version (process cost)", Stats(values: version))
 
         var wrapper: [Double] = [], wrapperRatios: [Double] = []
         for _ in 0..<options.vncserverRuns {

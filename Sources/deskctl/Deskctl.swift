@@ -1,7 +1,8 @@
 import ArgumentParser
 import DeskClient
 import DeskCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 @main
 struct Deskctl: ParsableCommand {
@@ -19,6 +20,9 @@ struct Deskctl: ParsableCommand {
             NO_COLOR turns colour off.
             """,
         version: DeskVersion.current,
+        // Each subcommand names itself (commandName): else ArgumentParser derives the name with
+        // String(describing:) on the type, whose casts scan every protocol conformance in the
+        // binary, subcommand by subcommand, on every run: more than half of deskctl's start-up.
         subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, History.self, Logs.self, Status.self]
     )
 
@@ -36,9 +40,9 @@ struct Deskctl: ParsableCommand {
             if JSONOutput.isRequested(by: CommandLine.arguments) {
                 JSONFailure(code: ExitCodes.usageCode, message: sentence).print()
             } else {
-                FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(sentence))\n".utf8))
+                writeToStandardError("deskctl: \(TerminalText.escape(sentence))\n")
             }
-            Foundation.exit(ExitCodes.usage)
+            Glibc.exit(ExitCodes.usage)
         }
     }
 }
@@ -105,7 +109,7 @@ extension ParsableCommand {
                 JSONFailure(code: failure.errorCode, message: failure.message).print()
             } else {
                 // deskd's sentences can quote a user's log or a requested name: escape before printing.
-                FileHandle.standardError.write(Data("deskctl: \(TerminalText.escape(failure.message))\n".utf8))
+                writeToStandardError("deskctl: \(TerminalText.escape(failure.message))\n")
             }
             throw ExitCode(failure.code)
         }

@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Kill: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "kill",
             abstract: "Kill sessions: one display, all of a user's, or all you may kill.",
             discussion: "Xvnc, the desktop and everything they started are ended (SIGTERM, then SIGKILL after a grace period)."
         )

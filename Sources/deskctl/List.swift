@@ -3,7 +3,7 @@ import DeskCore
 
 extension Deskctl {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List your sessions, or everyone's with --all (admins).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List your sessions, or everyone's with --all (admins).")
 
         @OptionGroup var connection: ConnectionOptions
 
@@ -35,7 +35,7 @@ extension Deskctl {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one session.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one session.")
 
         @OptionGroup var connection: ConnectionOptions
 

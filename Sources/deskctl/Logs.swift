@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Logs: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "logs",
             abstract: "Show a session's Xvnc and desktop output and how each ended, also after the session is gone.",
             discussion: """
                 A display names the session running there, or else the one that ended there last; a session id \
@@ -42,7 +43,7 @@ extension Deskctl {
                 if json {
                     try printJSON(logs)
                 } else {
-                    print(logs.render())
+                    print(logs.render(clock: .local))
                 }
             }
         }

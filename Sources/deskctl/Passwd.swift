@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Passwd: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "passwd",
             abstract: "Give a running session a new VNC password, without restarting it.",
             discussion: """
             Xvnc checks the password file at every login, so the next viewer needs the new password; \

@@ -1,10 +1,10 @@
 import ArgumentParser
-import Foundation
 import DeskCore
 
 extension Deskctl {
     struct Reap: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reap",
             abstract: "Kill sessions that have had no viewer for a while (for cron and timers).",
             discussion: """
             A session nobody ever connected to counts as idle from its start. Users reap their own \
@@ -51,6 +51,7 @@ extension Deskctl {
 
     struct Probe: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "probe",
             abstract: "Check over RFB that a session's desktop really answers.",
             discussion: "deskd logs in with the session's own password; exit status 1 if the server does not answer in time."
         )
@@ -82,7 +83,7 @@ extension Deskctl {
                 if json {
                     try printJSON(report)
                 } else {
-                    let rtt = report.roundTripMilliseconds.map { String(format: "%.1f ms", $0) } ?? "?"
+                    let rtt = report.roundTripMilliseconds.map { DecimalText.format($0, places: 1) + " ms" } ?? "?"
                     print("\(report.display): RFB \(report.protocolVersion ?? "?"), \"\(TerminalText.escape(report.desktopName ?? ""))\", \(report.width ?? 0)x\(report.height ?? 0), answered in \(rtt).")
                 }
             }

@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Start: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "start",
             abstract: "Start a desktop (yours, or another user's if you are an admin).",
             discussion: "Prints the display, the VNC password and how to connect. The password is shown only here."
         )

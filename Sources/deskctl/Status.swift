@@ -4,6 +4,7 @@ import DeskCore
 extension Deskctl {
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show deskd's version, uptime, socket, configuration file and session counts.",
             discussion: "Exit status 3 if deskd cannot be reached, so it doubles as a health check."
         )

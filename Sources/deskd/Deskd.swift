@@ -2,7 +2,8 @@ import ArgumentParser
 import DeskCore
 import DeskDaemon
 import DeskLinux
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 

@@ -75,20 +75,21 @@ struct SessionLimitsTests {
     @Test("--since takes a duration back from now or a date")
     func since() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        #expect(try PointInTime.parse("2h", now: now) == now.addingTimeInterval(-7200))
-        #expect(try PointInTime.parse("2026-11-22", now: now) == Date(timeIntervalSince1970: 1_795_305_600))
-        #expect(try PointInTime.parse("2026-11-22T01:00:00Z", now: now) == Date(timeIntervalSince1970: 1_795_309_200))
-        #expect(throws: DeskError.self) { try PointInTime.parse("yesterday", now: now) }
+        #expect(try PointInTime.parse("2h", now: now, clock: .utc) == now.addingTimeInterval(-7200))
+        #expect(try PointInTime.parse("2026-11-22", now: now, clock: .utc) == Date(timeIntervalSince1970: 1_795_305_600))
+        #expect(try PointInTime.parse("2026-11-22T01:00:00Z", now: now, clock: .utc) == Date(timeIntervalSince1970: 1_795_309_200))
+        #expect(throws: DeskError.self) { try PointInTime.parse("yesterday", now: now, clock: .utc) }
     }
 
     @Test("history lines fit 80 columns for ordinary entries")
     func historyTable() {
         let entry = AuditEntry(time: Date(timeIntervalSince1970: 1_795_309_200), peerUID: 0, peerPID: 1, peerUser: "root", command: .start,
                                user: "alice", uid: 1000, display: Display(3), ok: true, outcome: "started")
-        let text = HistoryTable.render([entry], timeZone: TimeZone(identifier: "UTC")!)
+        let text = HistoryTable.render([entry], clock: .utc)
+        // Each time carries its offset from UTC (issue 12: history's times carry their zone).
         #expect(text == """
-            TIME                 BY    COMMAND  USER   DISPLAY  OUTCOME
-            2026-11-22 01:00:00  root  start    alice  :3       started
+            TIME                       BY    COMMAND  USER   DISPLAY  OUTCOME
+            2026-11-22 01:00:00 +0000  root  start    alice  :3       started
             """)
         #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })
     }

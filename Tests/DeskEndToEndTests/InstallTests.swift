@@ -66,6 +66,13 @@ struct InstallTests {
         #expect(bash.contains("passwd") && bash.contains("history") && bash.contains("--view-only"))
         var info = stat()
         #expect(stat(stage.appendingPathComponent("usr/sbin/deskd").path, &info) == 0 && info.st_mode & 0o777 == 0o755)
+        // Installed binaries are stripped: each is smaller than the build's (which keeps its symbols).
+        for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session")] {
+            var staged = stat(), original = stat()
+            #expect(stat(stage.appendingPathComponent(installed).path, &staged) == 0
+                    && stat(TestEnvironment.products.appendingPathComponent(built).path, &original) == 0
+                    && staged.st_size < original.st_size, "\(installed) is not stripped")
+        }
 
         let uninstall = try Self.make(["uninstall"] + common)
         #expect(uninstall.status == 0, "\(uninstall.output)")

@@ -137,6 +137,12 @@ extension EndToEnd {
         #expect(nosy.status == 1 && nosy.stderr.contains("only an admin may read another user's"))
         let table = try daemon.deskctl(["history"])
         #expect(table.stdout.hasPrefix("TIME ") && table.stdout.contains("permission-denied"))
+        // Each time carries its zone, and a time history prints means the same instant to --since.
+        let newYork = ["TZ=America/New_York", TestEnvironment.deskctl, "history", "--socket", daemon.socket]
+        let zoned = try CommandResult.run("/usr/bin/env", newYork)
+        let oldest = String(try #require(zoned.stdout.split(separator: "\n").dropFirst().first).prefix(25))
+        #expect(oldest.hasSuffix(" -0500") || oldest.hasSuffix(" -0400"), "\(zoned.stdout)")
+        #expect(try CommandResult.run("/usr/bin/env", newYork + ["--json", "--since", oldest]).decode([AuditEntry].self).count == 6)
     }
 
     /// A megabyte of history reaches the caller whole (a reply is flushed before its connection

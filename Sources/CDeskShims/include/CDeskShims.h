@@ -13,6 +13,10 @@ int deskd_open_path_nofollow(const char *path);
 /// pipe2(2) with O_CLOEXEC | O_NONBLOCK: hidden behind _GNU_SOURCE in Swift's Glibc module.
 int deskd_pipe_cloexec_nonblock(int fds[2]);
 
+/// Names the calling thread (what ps -L and gdb show), cut to the kernel's 15 bytes:
+/// pthread_setname_np is hidden behind _GNU_SOURCE in Swift's Glibc module.
+void deskd_name_this_thread(const char *name);
+
 /// Starts `path` as a new process: a session of its own, stdin from /dev/null, stdout and
 /// stderr to `out_fd`, cwd "/", `umask_value`, default signal handling, no other descriptors
 /// (the child exits rather than run if close_range fails), and — when
