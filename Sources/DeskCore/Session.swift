@@ -107,64 +107,7 @@ public struct Session: Codable, Sendable, Equatable {
     }
 }
 
-/// Where a session's Xvnc accepts viewers.
-public enum RFBEndpoint: Sendable, Equatable, CustomStringConvertible {
-    /// A Unix socket in the session directory (the default: no TCP port at all).
-    case unixSocket(path: String)
-    /// A TCP port (5900+N), on loopback or the configured address.
-    case tcp(port: Int)
-
-    public var description: String {
-        switch self {
-        case .unixSocket(let path): path
-        case .tcp(let port): "TCP port \(port)"
-        }
-    }
-}
-
 public struct ConnectHints: Codable, Sendable, Equatable {
     public var sshTunnel: String
     public var viewer: String
-}
-
-extension JSONEncoder {
-    /// The encoder for everything deskd writes: ISO 8601 dates, sorted keys for stable diffs.
-    public static var desk: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(InternetTime.format(date))
-        }
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
-}
-
-extension JSONDecoder {
-    public static var desk: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            guard let date = InternetTime.parse(text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an ISO 8601 time such as 2026-11-22T07:31:02Z")
-            }
-            return date
-        }
-        return decoder
-    }
-}
-
-/// ISO 8601 times in UTC, whole seconds: `2026-11-22T07:31:02Z`. By hand, because Foundation's
-/// `.iso8601` strategy goes through ICU, whose first use costs milliseconds in every deskctl run.
-public enum InternetTime {
-    public static func format(_ date: Date) -> String {
-        WallClock.utc.civil(date).text(separator: "T") + "Z"
-    }
-
-    /// What `format` writes, and any ISO 8601 date and time with a zone (`+01:00`, a fraction).
-    public static func parse(_ text: String) -> Date? {
-        guard let (civil, offset) = TimeText.parse(text, requireTime: true), let offset else { return nil }
-        return Date(timeIntervalSince1970: Double(civil.secondsSinceEpoch - Int64(offset)))
-    }
 }

@@ -49,6 +49,14 @@ import Testing
         #expect(passwords.allSatisfy { $0.count == 8 && $0.allSatisfy(SessionPassword.alphabet.contains) })
         #expect(Set(passwords).count == passwords.count)
     }
+    @Test func passwordFilesDecodeBackToTheirPassword() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let password = SessionPassword.generate(using: &generator)
+            #expect(VNCPasswordFile.decode(VNCPasswordFile.encode(password: password)) == password)
+        }
+        #expect(VNCPasswordFile.decode([1, 2, 3]) == nil)
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -127,22 +127,3 @@ private func at(_ seconds: Int) -> Date { Date(timeIntervalSince1970: Double(sec
         #expect(InternetTime.format(at(-1)) == "1969-12-31T23:59:59Z")
     }
 }
-
-@Suite struct DecimalTextTests {
-    @Test("fixed decimals as printf's %.Nf shows them, away from ties", arguments: [
-        (12.345, 1, "12.3"), (0.04, 1, "0.0"), (2, 2, "2.00"), (0.6, 0, "1"), (-1.26, 1, "-1.3"), (1234.5678, 3, "1234.568"), (0.05, 2, "0.05"),
-    ])
-    func format(value: Double, places: Int, text: String) {
-        #expect(DecimalText.format(value, places: places) == text)
-    }
-}
-
-@Suite struct TrimmingTests {
-    @Test("white space and line ends go from both ends, CR LF too; what is inside stays")
-    func trimming() {
-        #expect("  exited with status 3\r\n".trimming() == "exited with status 3")
-        #expect("\t a b \n".trimming() == "a b")
-        #expect(" \n ".trimming() == "")
-        #expect("must be set.".trimming(where: { $0 == "." }) == "must be set")
-    }
-}

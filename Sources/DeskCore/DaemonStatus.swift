@@ -1,0 +1,32 @@
+import FoundationEssentials
+
+/// What `deskctl status` shows: the daemon, where it listens, what it read, what it runs.
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    public var daemonVersion: String
+    public var pid: Int32
+    public var startedAt: Date
+    public var uptimeSeconds: Int
+    public var socket: String
+    /// The configuration file in force; nil when deskd runs on built-in defaults.
+    public var configurationFile: String?
+    public var sessions: Int
+    public var sessionsByState: [String: Int]
+    public var users: Int
+    public var maxSessionsPerUser: Int?
+    public var maxSessions: Int?
+
+    public init(daemonVersion: String, pid: Int32, startedAt: Date, uptimeSeconds: Int, socket: String, configurationFile: String?,
+                sessions: Int, sessionsByState: [String: Int], users: Int, maxSessionsPerUser: Int?, maxSessions: Int?) {
+        self.daemonVersion = daemonVersion
+        self.pid = pid
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.socket = socket
+        self.configurationFile = configurationFile
+        self.sessions = sessions
+        self.sessionsByState = sessionsByState
+        self.users = users
+        self.maxSessionsPerUser = maxSessionsPerUser
+        self.maxSessions = maxSessions
+    }
+}

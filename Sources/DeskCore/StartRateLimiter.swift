@@ -1,0 +1,29 @@
+/// Starts allowed per caller per minute: a token bucket per uid, refilled continuously.
+/// A burst up to the whole minute's allowance is fine; a loop that starts desktops is not.
+public struct StartRateLimiter: Sendable {
+    public let perMinute: Int
+    private var buckets: [UInt32: (tokens: Double, at: Double)] = [:]
+
+    public init(perMinute: Int) {
+        self.perMinute = perMinute
+    }
+
+    /// Takes a token for `uid` at `now` (seconds on any monotonic clock), or says when to retry.
+    public mutating func admit(uid: UInt32, now: Double) throws(DeskError) {
+        let rate = Double(perMinute) / 60
+        var bucket = buckets[uid] ?? (Double(perMinute), now)
+        bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
+        bucket.at = now
+        guard bucket.tokens >= 1 else {
+            buckets[uid] = bucket
+            let wait = Int(((1 - bucket.tokens) / rate).rounded(.up))
+            throw DeskError(.limitReached, "too many starts: limits.starts_per_minute allows \(perMinute) a minute per user; try again in \(wait) s.")
+        }
+        bucket.tokens -= 1
+        buckets[uid] = bucket
+        // Forget full buckets now and then, so the table does not grow with every uid ever seen.
+        if buckets.count > 1024 {
+            buckets = buckets.filter { $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import DeskCore
+
+/// What deskd persists per session: the session and where its processes and files live.
+struct SessionRecord: Codable, Sendable {
+    var session: Session
+    /// The session's cgroup, if it has one.
+    var cgroup: String?
+    /// The session's directory (`<runtime>/by-id/<id>`). nil in records of an older deskd,
+    /// whose directories were `<runtime>/displays/<n>`.
+    var directory: String?
+    /// The deskd-session process holding the session's PAM login (nil in an older deskd's records).
+    var helper: Int32?
+    /// Its start time (/proc/PID/stat field 22), so a later process with its pid is never taken for it.
+    var helperStartTicks: UInt64?
+    /// Where the session's logs and exit statuses are kept (`<state>/logs/<id>`).
+    var logDirectory: String?
+}
