@@ -6,6 +6,8 @@ import FoundationEssentials
 /// The raw values are the trail's `command` field; the request verbs keep their names.
 public enum AuditAction: String, Codable, Sendable {
     case start, kill, reap, passwd
+    /// A one-time browser link handed out (`deskctl url`): access, like a password.
+    case url
     /// A session ended: by request, on its own, or because deskd found it gone.
     case ended
 }

@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs
+    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs, url
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -41,10 +41,12 @@ public struct Request: Codable, Sendable, Equatable {
     public var session: String?
     /// logs: the most lines to show of each process's output.
     public var lines: Int?
+    /// url: how long the link may wait for its one use, in seconds.
+    public var ttlSeconds: Int?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
-                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil) {
+                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -59,6 +61,7 @@ public struct Request: Codable, Sendable, Equatable {
         self.since = since
         self.session = session
         self.lines = lines
+        self.ttlSeconds = ttlSeconds
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -119,10 +122,13 @@ public struct Response: Codable, Sendable, Equatable {
     public var status: DaemonStatus?
     /// logs: a session's output and how its processes ended.
     public var logs: SessionLogs?
+    /// url: a one-time link that opens the session in a browser.
+    public var link: BrowserLink?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
-                history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil) {
+                history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil) {
         self.ok = true
+        self.link = link
         self.logs = logs
         self.history = history
         self.status = status

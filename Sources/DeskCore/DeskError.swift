@@ -22,6 +22,8 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         case startTimedOut = "start-timed-out"
         case limitReached = "limit-reached"
         case invalidDuration = "invalid-duration"
+        /// `deskctl url` on a host whose browser gateway is off.
+        case gatewayOff = "gateway-off"
         case internalError = "internal-error"
     }
 

@@ -80,6 +80,13 @@ public enum ConfigurationFile {
         if !exposure.isLoopbackOnly && exposure.securityTypes == ["VncAuth"] && exposure.tlsCertificate != nil {
             return ("network", "security_types", "network.tls_certificate is set but security_types is only VncAuth, so viewers off this host would not use TLS; add X509Vnc.")
         }
+        let web = c.web
+        if (web.tlsCertificate == nil) != (web.tlsKey == nil) {
+            return ("web", web.tlsCertificate == nil ? "tls_key" : "tls_certificate", "web.tls_certificate and web.tls_key go together; set both or neither.")
+        }
+        if web.isOn && !web.isLoopback && !web.usesTLS {
+            return ("web", "listen", "web.listen \(web.host ?? ""):\(web.port) is not loopback, so the gateway needs web.tls_certificate and web.tls_key; plain HTTP is for 127.0.0.1 only, behind a proxy that does TLS.")
+        }
         let (lo, hi) = (c.limits.minimumGeometry, c.limits.maximumGeometry)
         if lo.width > hi.width || lo.height > hi.height {
             return ("limits", "min_geometry", "limits.min_geometry \(lo) is larger than limits.max_geometry \(hi).")
@@ -122,6 +129,7 @@ public enum ConfigurationFile {
         ("sessions", "How desktops are started and ended: Xvnc, the templates, defaults for start, timeouts, idle policies and the logs kept."),
         ("limits", "Who may have a desktop and how much: accounts, counts, displays, desktops, screen sizes, start rate and cgroup caps."),
         ("network", "Where Xvnc listens for viewers and how they authenticate."),
+        ("web", "deskd's browser gateway: noVNC's page and a WebSocket relay on one HTTPS port, reached through one-time links from deskctl url. Off unless listen is set."),
     ]
 
     /// Every key deskd knows. Templates/deskd.toml shows each one, commented out, and
@@ -269,6 +277,42 @@ public enum ConfigurationFile {
         Key("network", "tls_key", takes: "an absolute path", default: nil,
             "The private key (PEM) of tls_certificate; set with it, and kept root-only like it."
         ) { c, v throws(Reason) in c.vncExposure.tlsKey = try absolutePath(v) },
+        Key("web", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
+            "Where the gateway listens for browsers, as \"127.0.0.1:8443\" or \"0.0.0.0:443\". Anywhere but loopback it needs tls_certificate and tls_key; plain HTTP on loopback is for running behind nginx or Apache, which then do TLS (see public_url)."
+        ) { c, v throws(Reason) in
+            let text = try string(v)
+            if text == "off" { c.web.host = nil; return }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port),
+                  isIPv4(String(parts[0])) || parts[0] == "localhost" else {
+                throw Reason("must be \"off\" or an IPv4 address and a port such as \"127.0.0.1:8443\", not \"\(text)\"")
+            }
+            c.web.host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
+            c.web.port = port
+        },
+        Key("web", "tls_certificate", takes: "an absolute path", default: nil,
+            "The gateway's certificate (PEM, with its chain), read by deskd as root at start."
+        ) { c, v throws(Reason) in c.web.tlsCertificate = try absolutePath(v) },
+        Key("web", "tls_key", takes: "an absolute path", default: nil,
+            "The certificate's private key (PEM); it may stay root-only (0600)."
+        ) { c, v throws(Reason) in c.web.tlsKey = try absolutePath(v) },
+        Key("web", "novnc_dir", takes: "an absolute path", default: "\"/usr/share/novnc\"",
+            "Where noVNC's files are (Debian's package novnc puts them here); the gateway serves them as they are."
+        ) { c, v throws(Reason) in c.web.novncDirectory = try absolutePath(v) },
+        Key("web", "clipboard", takes: "\"both\", \"to-browser\", \"from-browser\" or \"off\"", default: "\"both\"",
+            "Which way cut text may cross the gateway, whatever the browser asks."
+        ) { c, v throws(Reason) in
+            c.web.clipboard = WebSettings.Clipboard(rawValue: try oneOf(v, WebSettings.Clipboard.allCases.map(\.rawValue)))!
+        },
+        Key("web", "public_url", takes: "an http or https URL", default: nil,
+            "The start of every link, when a proxy serves the gateway elsewhere (\"https://desk.example.org\"); unset, links name the gateway's own address."
+        ) { c, v throws(Reason) in
+            let text = try string(v)
+            guard text.hasPrefix("https://") || text.hasPrefix("http://"), !text.contains(" "), !text.contains("#") else {
+                throw Reason("must be a URL such as \"https://desk.example.org\", not \"\(text)\"")
+            }
+            c.web.publicURL = text
+        },
     ]
 
     /// The keys by section and name, as the parser looks them up.

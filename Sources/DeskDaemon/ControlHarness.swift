@@ -83,6 +83,12 @@ public struct ControlHarness: Sendable {
             .reading { (request, caller, harness) async throws(DeskError) -> Response in
                 Response(logs: try await harness.service.logs(LogsTarget(request), lines: request.lines ?? SessionLogs.defaultLines, caller: caller))
             }
+        case .url:
+            .audited(.url) { (request, caller, harness) async throws(DeskError) -> Response in
+                Response(link: try await harness.service.browserLink(
+                    request.requiredDisplay(for: .url), viewOnly: request.viewOnly ?? false,
+                    ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller))
+            }
         case .history:
             .reading { (request, caller, harness) async throws(DeskError) -> Response in
                 if let name = request.user, !caller.isAdmin, name != caller.userName {
@@ -127,7 +133,7 @@ public struct ControlHarness: Sendable {
         let changed = switch action {
         case .start: true
         case .kill, .reap: ended
-        case .passwd, .ended: false
+        case .passwd, .url, .ended: false
         }
         service.audit.record(entry, changedSessions: response.ok && changed)
     }
@@ -144,6 +150,7 @@ public struct ControlHarness: Sendable {
             if let geometry = single?.geometry.description ?? request.geometry { details.append("geometry=\(geometry)") }
         }
         if let idle = request.idleSeconds, action == .reap { details.append("idle=\(idle)s") }
+        if action == .url { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
         if request.dryRun == true { details.append("dry-run") }
         if request.viewOnly == true { details.append("view-only") }
         if request.all == true { details.append("all") }
@@ -154,6 +161,7 @@ public struct ControlHarness: Sendable {
             switch action {
             case .start: outcome = "started"
             case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
+            case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
             case .ended: outcome = "ended"
             case .kill, .reap:
                 let verb = request.dryRun == true ? "would kill" : "killed"

@@ -58,6 +58,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// Where Xvnc listens for viewers: its own Unix socket unless the admin turns TCP on.
     public var vncExposure = VNCExposure()
+    /// The browser gateway; off by default.
+    public var web = WebSettings()
 
     public init() {}
 

@@ -15,6 +15,8 @@ struct SessionEnvironment: Sendable {
     let logger: Logger
     /// Under systemd, stderr is the journal: session output is copied there too.
     let journal: Bool
+    /// One-time browser links and their cookies.
+    let links: BrowserLinks
 }
 
 extension Session {

@@ -40,7 +40,8 @@ public final class SessionService: Sendable {
             registry: SessionRegistry(),
             configuration: ConfigurationInForce(configuration),
             logger: logger,
-            journal: ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+            journal: ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil,
+            links: BrowserLinks()
         )
         self.startRate = Mutex(configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:)))
         if host.sessionHelperPath == nil {
@@ -74,6 +75,7 @@ public final class SessionService: Sendable {
         if new.maxConnections != old.maxConnections || new.maxConnectionsPerUser != old.maxConnectionsPerUser {
             needsRestart.append("daemon.max_connections")
         }
+        if new.web != old.web { needsRestart.append("web"); new.web = old.web }
         if new.startsPerMinute != old.startsPerMinute {
             startRate.withLock { $0 = new.startsPerMinute.map(StartRateLimiter.init(perMinute:)) }
         }
@@ -412,6 +414,29 @@ public final class SessionService: Sendable {
         let session = try await managed.rotatePassword(viewOnly: viewOnly)
         logger.info(viewOnly ? "session view-only password set" : "session password rotated", metadata: session.logMetadata.merging(["peer.uid": "\(caller.uid)"]) { $1 })
         return session
+    }
+
+    // MARK: Browser links
+
+    /// A one-time link that opens the session on `display` in a browser through the gateway,
+    /// for its owner or an admin, usable once within `ttlSeconds`.
+    func browserLink(_ display: Display, viewOnly: Bool, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> BrowserLink {
+        let web = configuration.web
+        guard let base = web.baseURL(hostName: hostName) else {
+            throw DeskError(.gatewayOff, "the browser gateway is off on this host; an admin turns it on with listen in the [web] section of \(configuration.configurationFile ?? ConfigurationFile.defaultPath).")
+        }
+        guard (1...BrowserLink.maximumTTLSeconds).contains(ttlSeconds) else {
+            throw DeskError(.invalidDuration, "a link may wait from 1s to 24h for its use, not \(ttlSeconds)s; for example: deskctl url \(display) --ttl 10m.")
+        }
+        let managed = try await session(on: display, caller: caller, action: "open in a browser")
+        let state = await managed.session.state
+        guard state == .ready || state == .unresponsive else {
+            throw DeskError(.noSuchSession, "the session on \(display) is \(state.rawValue); a link is for a running session (see deskctl list).")
+        }
+        let token = try environment.links.mint(.init(sessionID: managed.id, display: display, issuedTo: caller.uid, viewOnly: viewOnly),
+                                               ttl: .seconds(ttlSeconds))
+        return BrowserLink(display: display, url: base + "/open#token=" + token,
+                           expiresAt: Date().addingTimeInterval(Double(ttlSeconds)), viewOnly: viewOnly)
     }
 
     // MARK: Viewers, foreign displays

@@ -50,6 +50,10 @@ struct JSONSchemaTests {
             ProcessLog(role: .xvnc, exit: "exited with status 0", lines: ["Xvnc TigerVNC"], truncated: false),
             ProcessLog(role: .desktop, exit: nil, lines: [], truncated: true),
         ]), "logs")
+        try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org:8443/open#token=" + String(repeating: "A", count: 43),
+                                    expiresAt: Date(), viewOnly: true), "url")
+        try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org/open?token=leaked", expiresAt: Date(), viewOnly: true),
+                        "url", valid: false)
         // Strict enough to notice a shape change: the array list --json used to print fails.
         try expectValid([session], "list", valid: false)
     }

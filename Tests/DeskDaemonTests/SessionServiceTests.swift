@@ -364,8 +364,39 @@ import Testing
 
     @Test func everyVerbHasARouteAndOnlyStateChangesAreAudited() {
         let audited = Command.allCases.filter { ControlHarness.route($0).audit != nil }
-        #expect(Set(audited) == [.start, .kill, .reap, .passwd])
+        #expect(Set(audited) == [.start, .kill, .reap, .passwd, .url])
         #expect(audited.allSatisfy { ControlHarness.route($0).audit?.rawValue == $0.rawValue })
+    }
+
+    // MARK: Browser links
+
+    @Test func aLinkIsForTheOwnerOrAnAdminOfARunningSessionWhenTheGatewayIsOn() async throws {
+        let off = try Daemon()
+        defer { off.remove() }
+        let session = try await off.service.start(StartOptions(), caller: Self.alice)
+        await #expect { try await off.service.browserLink(session.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.alice) }
+            throws: { ($0 as? DeskError)?.code == .gatewayOff }
+
+        let daemon = try Daemon { $0.web.host = "127.0.0.1"; $0.web.port = 8080 }
+        defer { daemon.remove() }
+        let mine = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        let link = try await daemon.service.browserLink(mine.display, viewOnly: true, ttlSeconds: 600, hostName: "desk", caller: Self.alice)
+        #expect(link.url.hasPrefix("http://127.0.0.1:8080/open#token=") && link.viewOnly)
+        await #expect { try await daemon.service.browserLink(mine.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.bob) }
+            throws: { ($0 as? DeskError)?.code == .permissionDenied }
+        await #expect { try await daemon.service.browserLink(mine.display, viewOnly: false, ttlSeconds: 90_000, hostName: "desk", caller: Self.alice) }
+            throws: { ($0 as? DeskError)?.code == .invalidDuration }
+        _ = try await daemon.service.browserLink(mine.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.root)
+
+        let token = String(link.url.split(separator: "=").last ?? "")
+        let traded = try #require(daemon.service.environment.links.exchange(token: token))
+        #expect(traded.grant.sessionID == mine.id && traded.grant.viewOnly)
+
+        let reply = try await daemon.send(Request(command: .url, display: mine.display.number, viewOnly: true, ttlSeconds: 120), as: Self.alice)
+        #expect(reply.link?.display == mine.display)
+        let entry = try #require(try daemon.auditTrail.last)
+        #expect(entry.command == .url && entry.outcome == "view-only link issued" && entry.detail == "ttl=120s view-only")
+        #expect(!(entry.detail ?? "").contains(String(reply.link?.url.split(separator: "=").last ?? "-")))
     }
 
     // MARK: Idle

@@ -1,0 +1,89 @@
+import DeskCore
+import FoundationEssentials
+import Synchronization
+
+/// The one-time links `deskctl url` hands out, and the cookies the gateway's page trades them
+/// for. In memory only: a restart of deskd voids every link, which is what a link that should
+/// open once, soon, ought to do.
+///
+/// A link's token is 256 random bits. It opens once: the page trades it for a cookie that lives
+/// a minute and is spent at the WebSocket upgrade. Both are bound to the session, to who asked
+/// and to the mode; a session that ended opens nothing, whatever the token.
+final class BrowserLinks: Sendable {
+    struct Grant: Sendable, Equatable {
+        var sessionID: String
+        var display: Display
+        /// The caller who asked for the link (owner or admin), for the audit trail and the census.
+        var issuedTo: UInt32
+        var viewOnly: Bool
+    }
+
+    private struct Entry {
+        var grant: Grant
+        var expires: ContinuousClock.Instant
+    }
+
+    /// Between the page's trade and the WebSocket upgrade: seconds, not minutes.
+    static let cookieLifetime: Duration = .seconds(60)
+    /// Unused links one caller may hold at once: a loop that mints links cannot fill memory.
+    static let outstandingPerCaller = 64
+
+    private let state = Mutex<(tokens: [String: Entry], cookies: [String: Entry])>(([:], [:]))
+
+    /// A new link's token, valid for `ttl`.
+    func mint(_ grant: Grant, ttl: Duration, now: ContinuousClock.Instant = .now) throws(DeskError) -> String {
+        let token = Self.randomToken()
+        try state.withLock { state throws(DeskError) in
+            Self.prune(&state.tokens, now: now)
+            Self.prune(&state.cookies, now: now)
+            let held = state.tokens.values.count { $0.grant.issuedTo == grant.issuedTo }
+            guard held < Self.outstandingPerCaller else {
+                throw DeskError(.limitReached, "you hold \(held) unused links, the most deskd keeps per user; use one or let them expire (deskctl url --ttl) first.")
+            }
+            state.tokens[token] = Entry(grant: grant, expires: now + ttl)
+        }
+        return token
+    }
+
+    /// Trades a link's token for a cookie, once; nil for a token that is unknown, used or expired.
+    func exchange(token: String, now: ContinuousClock.Instant = .now) -> (cookie: String, grant: Grant)? {
+        let cookie = Self.randomToken()
+        return state.withLock { state in
+            guard let entry = state.tokens.removeValue(forKey: token), entry.expires > now else { return nil }
+            state.cookies[cookie] = Entry(grant: entry.grant, expires: now + Self.cookieLifetime)
+            return (cookie, entry.grant)
+        }
+    }
+
+    /// Spends a cookie at the WebSocket upgrade, once.
+    func redeem(cookie: String, now: ContinuousClock.Instant = .now) -> Grant? {
+        state.withLock { state in
+            guard let entry = state.cookies.removeValue(forKey: cookie), entry.expires > now else { return nil }
+            return entry.grant
+        }
+    }
+
+    private static func prune(_ entries: inout [String: Entry], now: ContinuousClock.Instant) {
+        entries = entries.filter { $0.value.expires > now }
+    }
+
+    /// 32 bytes from the system's CSPRNG, base64url without padding (43 characters): safe in a
+    /// URL fragment and a cookie alike.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var text: [UInt8] = []
+        var bits = 0, buffer = 0
+        for byte in bytes {
+            buffer = buffer << 8 | Int(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                text.append(alphabet[(buffer >> bits) & 63])
+            }
+        }
+        if bits > 0 { text.append(alphabet[(buffer << (6 - bits)) & 63]) }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -1,0 +1,37 @@
+/// deskd's browser gateway (`[web]` in deskd.toml): where it listens, its certificate, where
+/// noVNC's files are, and which way the clipboard may go. Off unless `web.listen` is set.
+public struct WebSettings: Sendable, Equatable {
+    /// Which way cut text may cross the gateway.
+    public enum Clipboard: String, Sendable, Equatable, CaseIterable {
+        case both
+        case toBrowser = "to-browser"
+        case fromBrowser = "from-browser"
+        case off
+    }
+
+    /// The address and port the gateway listens on; nil: no gateway.
+    public var host: String?
+    public var port = 8443
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var novncDirectory = "/usr/share/novnc"
+    public var clipboard = Clipboard.both
+    /// The URL links start with, when a proxy in front of the gateway serves it elsewhere
+    /// (nginx or Apache doing TLS for a gateway on 127.0.0.1). nil: the gateway's own address.
+    public var publicURL: String?
+
+    public init() {}
+
+    public var isOn: Bool { host != nil }
+    public var usesTLS: Bool { tlsCertificate != nil }
+    public var isLoopback: Bool { host == "127.0.0.1" || host == "localhost" }
+
+    /// Where a link points: `https://HOST:PORT` (or the public URL), without a trailing slash.
+    /// `hostName` stands in for an address that names every interface.
+    public func baseURL(hostName: String) -> String? {
+        if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        guard let host else { return nil }
+        let name = host == "0.0.0.0" ? hostName : host
+        return "\(usesTLS ? "https" : "http")://\(name):\(port)"
+    }
+}

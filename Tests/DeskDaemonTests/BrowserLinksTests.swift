@@ -1,0 +1,47 @@
+@testable import DeskDaemon
+import DeskCore
+import FoundationEssentials
+import Testing
+
+/// One-time links: a token opens once, within its time, for the session it names; its cookie
+/// is spent once; a caller cannot pile up links.
+@Suite struct BrowserLinksTests {
+    static let grant = BrowserLinks.Grant(sessionID: String(repeating: "ab", count: 16), display: Display(3), issuedTo: 1001, viewOnly: false)
+
+    @Test func aTokenIsTradedOnceAndItsCookieSpentOnce() throws {
+        let links = BrowserLinks()
+        let token = try links.mint(Self.grant, ttl: .seconds(60))
+        let traded = try #require(links.exchange(token: token))
+        #expect(traded.grant == Self.grant)
+        #expect(links.exchange(token: token) == nil, "a token opens once")
+        #expect(links.redeem(cookie: traded.cookie) == Self.grant)
+        #expect(links.redeem(cookie: traded.cookie) == nil, "a cookie is spent once")
+        #expect(links.redeem(cookie: token) == nil, "a token is no cookie")
+    }
+
+    @Test func anExpiredTokenOrCookieOpensNothing() throws {
+        let links = BrowserLinks()
+        let start = ContinuousClock.now
+        let token = try links.mint(Self.grant, ttl: .seconds(10), now: start)
+        #expect(links.exchange(token: token, now: start + .seconds(11)) == nil)
+        let other = try links.mint(Self.grant, ttl: .seconds(10), now: start)
+        let traded = try #require(links.exchange(token: other, now: start + .seconds(1)))
+        #expect(links.redeem(cookie: traded.cookie, now: start + .seconds(1) + BrowserLinks.cookieLifetime + .seconds(1)) == nil)
+    }
+
+    @Test func tokensAre256RandomBitsInBase64URL() throws {
+        let tokens = (0..<200).map { _ in BrowserLinks.randomToken() }
+        #expect(Set(tokens).count == tokens.count)
+        #expect(tokens.allSatisfy { $0.utf8.count == 43 && $0.utf8.allSatisfy { byte in
+            (65...90).contains(byte) || (97...122).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 95 } })
+    }
+
+    @Test func oneCallerCannotPileUpLinks() throws {
+        let links = BrowserLinks()
+        for _ in 0..<BrowserLinks.outstandingPerCaller { _ = try links.mint(Self.grant, ttl: .seconds(60)) }
+        #expect { try links.mint(Self.grant, ttl: .seconds(60)) } throws: { ($0 as? DeskError)?.code == .limitReached }
+        var other = Self.grant
+        other.issuedTo = 1002
+        _ = try links.mint(other, ttl: .seconds(60))
+    }
+}
