@@ -384,6 +384,21 @@ actor ManagedSession {
         }
     }
 
+    // MARK: The browser gateway
+
+    /// What the gateway needs to log in to this session's Xvnc for a browser: its socket, the
+    /// pid that must be serving it, and the full password, read now from the session's file (a
+    /// `passwd` since the link was made counts). nil unless the session runs, on a Unix socket.
+    func gatewayLogin() async -> (endpoint: String, xvnc: Int32, password: String)? {
+        guard lifecycle == .ready || lifecycle == .unresponsive, case .unixSocket(let path) = endpoint else { return nil }
+        let host = self.host, directory = self.directory
+        guard let password = await onDedicatedThread({ host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) }) else {
+            logger.warning("the gateway cannot read the session's password file", metadata: record.session.logMetadata)
+            return nil
+        }
+        return (path, record.session.pid, password)
+    }
+
     // MARK: Passwords
 
     /// A new full password, or (`viewOnly`) a new view-only one beside the kept full one. Xvnc
