@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
@@ -55,6 +56,22 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // The browser gateway: noVNC's files, one-time links and a WebSocket relay to each session's
+        // Xvnc, authenticated by deskd so the VNC password never reaches a browser.
+        .target(
+            name: "DeskGateway",
+            dependencies: [
+                "DeskCore",
+                "DeskLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
         .target(name: "DeskClient", dependencies: ["DeskCore"]),
         .executableTarget(
@@ -92,6 +109,17 @@ let package = Package(
             dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux"]),
+        // The gateway against a fake authority and a fake Xvnc in this process: no root needed.
+        .testTarget(
+            name: "DeskGatewayTests",
+            dependencies: [
+                "DeskCore",
+                "DeskGateway",
+                "DeskLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // Per-thread credentials, so an end-to-end test can act as another local user.
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(

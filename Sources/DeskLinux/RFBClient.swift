@@ -208,6 +208,15 @@ public final class RFBClient {
         }
     }
 
+    /// A second descriptor (close-on-exec) for this connection, for a caller that goes on
+    /// speaking RFB over it after `authenticate` (the browser gateway relays it); this client
+    /// still closes its own when it goes.
+    public func duplicateSocket() throws(Failure) -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw .rejected("the connection could not be handed over: \(String(cString: strerror(errno)))") }
+        return copy
+    }
+
     // MARK: Bounded I/O
 
     private func readUInt32() throws(Failure) -> UInt32 {

@@ -1,0 +1,406 @@
+import DeskLinux
+import Glibc
+import Logging
+import NIOCore
+import NIOPosix
+import NIOWebSocket
+import Synchronization
+
+/// The browsers relayed to each session now, so deskd can count them and close them.
+final class RelayRegistry: Sendable {
+    private let relays = Mutex<[ObjectIdentifier: (sessionID: String, channel: any Channel)]>([:])
+
+    func add(_ channel: any Channel, sessionID: String) {
+        relays.withLock { $0[ObjectIdentifier(channel)] = (sessionID, channel) }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = relays.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func channels(of sessionID: String?) -> [any Channel] {
+        relays.withLock { $0.values.filter { sessionID == nil || $0.sessionID == sessionID }.map(\.channel) }
+    }
+}
+
+/// The browser's end of a relay, on the WebSocket channel once the upgrade is done.
+///
+/// It logs in to the session's Xvnc (off the event loop: a blocking connect and VNC
+/// authentication, after checking the socket's peer is the session's Xvnc), hands the
+/// authenticated socket to NIO on this same event loop, and only then greets the browser as an
+/// RFB 3.8 server with security type None. From there, bytes flow both ways, each way read only
+/// as fast as the other side drains (the pattern of NIO's GlueHandler).
+final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private enum Phase {
+        case connectingToDesktop
+        case handshaking
+        case relaying
+        case closing
+    }
+
+    private let grant: GatewayGrant
+    private let environment: GatewayEnvironment
+    private let logger: Logger
+    private var phase = Phase.connectingToDesktop
+    private var stream: BrowserStream
+    private var context: ChannelHandlerContext?
+    fileprivate var desktop: DesktopSide?
+    private var pendingRead = false
+    private var deadline: Scheduled<Void>?
+    /// Counted in the open relays, so counted out exactly once.
+    private var countedAsRelay = false
+    /// One connection is one refusal, whatever else goes wrong as it ends.
+    private var refusalCounted = false
+
+    init(grant: GatewayGrant, environment: GatewayEnvironment) {
+        self.grant = grant
+        self.environment = environment
+        var logger = environment.logger
+        logger[metadataKey: "session.id"] = "\(grant.sessionID)"
+        self.logger = logger
+        let clipboard = environment.configuration.clipboard.fromBrowserAllowed
+        stream = BrowserStream(filter: ClientMessageFilter(policy: .init(viewOnly: grant.viewOnly, clipboardFromBrowser: clipboard),
+                                                           maxClipboardBytes: environment.limits.maxClipboardBytes))
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(environment.limits.handshakeTimeout)) {
+            let handler = loopBound.value
+            guard handler.phase == .connectingToDesktop || handler.phase == .handshaking else { return }
+            handler.countRefusal(.timeout)
+            handler.logger.info("browser refused", metadata: ["reason": "the RFB handshake did not finish in time"])
+            handler.closeAll()
+        }
+        environment.registry.add(context.channel, sessionID: grant.sessionID)
+        connectToDesktop(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        environment.registry.remove(context.channel)
+        if countedAsRelay { environment.metrics.relaysOpen.subtract(1, ordering: .relaxed) }
+        phase = .closing
+        self.context = nil
+        desktop?.close()
+        desktop = nil
+    }
+
+    // MARK: The desktop's side
+
+    private func connectToDesktop(_ context: ChannelHandlerContext) {
+        let grant = grant, timeout = environment.limits.handshakeTimeout
+        let eventLoop = context.eventLoop
+        let authenticated = eventLoop.makePromise(of: Result<Int32, RFBClient.Failure>.self)
+        authenticated.completeWithTask {
+            await onDedicatedThread {
+                Result { () throws(RFBClient.Failure) -> Int32 in
+                    let client = try RFBClient.connect(.unixSocket(path: grant.endpoint), xvnc: grant.xvnc, timeout: timeout)
+                    try client.authenticate(try client.greet(), password: grant.password)
+                    return try client.duplicateSocket()
+                }
+            }
+        }
+        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+        authenticated.futureResult.assumeIsolated().whenSuccess { result in
+            let handler = loopBound.value
+            switch result {
+            case .failure(let failure):
+                handler.desktopRefused(failure.description)
+            case .success(let fd):
+                guard handler.phase == .connectingToDesktop else {
+                    Glibc.close(fd)
+                    return
+                }
+                handler.attachDesktop(fd: fd, eventLoop: eventLoop)
+            }
+        }
+    }
+
+    private func attachDesktop(fd: Int32, eventLoop: any EventLoop) {
+        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+        // The same event loop as the browser's channel, so the two sides call each other directly.
+        ClientBootstrap(group: eventLoop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let desktop = DesktopSide(browser: loopBound.value)
+                    loopBound.value.desktop = desktop
+                    try channel.pipeline.syncOperations.addHandler(desktop)
+                }
+            }
+            .withConnectedSocket(fd)
+            .assumeIsolated()
+            .whenComplete { result in
+                let handler = loopBound.value
+                switch result {
+                case .success:
+                    guard handler.phase == .connectingToDesktop, let context = handler.context else {
+                        handler.desktop?.close()
+                        return
+                    }
+                    handler.phase = .handshaking
+                    handler.send(BrowserStream.serverVersion, context: context)
+                case .failure(let error):
+                    handler.desktopRefused("the gateway could not relay the desktop's connection: \(error)")
+                }
+            }
+    }
+
+    /// Xvnc could not be reached or refused the gateway: the browser hears why in RFB, which
+    /// noVNC shows, and the connection ends.
+    private func desktopRefused(_ why: String) {
+        guard phase == .connectingToDesktop, let context else { return }
+        countRefusal(.desktop)
+        logger.warning("desktop refused the gateway", metadata: ["reason": "\(why)"])
+        stream = BrowserStream(filter: stream.filter, refusal: "The desktop could not be reached; ask its owner for a new link.")
+        phase = .handshaking
+        send(BrowserStream.serverVersion, context: context)
+    }
+
+    // MARK: The browser's frames
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = Self.unwrapInboundIn(data)
+        switch frame.opcode {
+        case .binary, .continuation:
+            // RFC 6455 §5.1: a client masks every frame; a peer that does not is not a browser.
+            guard frame.maskKey != nil else { return refuse(.frame, "the browser sent an unmasked frame") }
+            var bytes = frame.unmaskedData
+            received(&bytes, context: context)
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
+            context.writeAndFlush(Self.wrapOutboundOut(pong), promise: nil)
+        case .pong:
+            break
+        case .connectionClose:
+            // Echo the browser's close code, then end both sides.
+            var data = frame.unmaskedData
+            let code = data.readSlice(length: 2) ?? ByteBuffer()
+            closeAll(sending: code)
+        default:
+            refuse(.frame, "the browser sent a \(frame.opcode) frame; RFB travels in binary frames")
+        }
+    }
+
+    private func received(_ bytes: inout ByteBuffer, context: ChannelHandlerContext) {
+        switch phase {
+        case .connectingToDesktop:
+            // In RFB the server speaks first: a client that does not wait is not noVNC.
+            refuse(.rfb, "the browser spoke before the gateway greeted it")
+        case .handshaking, .relaying:
+            var reply: [UInt8] = []
+            var forward = context.channel.allocator.buffer(capacity: bytes.readableBytes)
+            do throws(BrowserStream.Violation) {
+                try stream.consume(&bytes, reply: &reply, forward: &forward)
+            } catch {
+                if !reply.isEmpty { send(reply, context: context) }
+                // A refusal was counted when the desktop turned the gateway down.
+                if case .refused = error { return closeAll() }
+                return refuse(.rfb, error.description)
+            }
+            if !reply.isEmpty { send(reply, context: context) }
+            if phase == .handshaking && stream.isRelaying {
+                phase = .relaying
+                deadline?.cancel()
+                countedAsRelay = true
+                environment.metrics.relaysOpen.add(1, ordering: .relaxed)
+                environment.metrics.relaysOpenedTotal.add(1, ordering: .relaxed)
+                logger.info("browser relayed to desktop", metadata: ["session.view-only": "\(grant.viewOnly)"])
+            }
+            if forward.readableBytes > 0 { desktop?.write(forward) }
+        case .closing:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        desktop?.flush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        phase = .closing
+        desktop?.close()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // NIO's WebSocket error handler has already answered an oversized or malformed frame
+        // with a close frame; this counts it and ends the desktop's side.
+        if error is NIOWebSocketError {
+            // NIO's handler may have closed the channel already, as it answered the frame.
+            countRefusal(.frame)
+            logger.info("browser refused", metadata: ["reason": "\(error)"])
+            phase = .closing
+            desktop?.close()
+            desktop = nil
+        } else {
+            logger.debug("browser connection failed", metadata: ["error": "\(error)"])
+            closeAll()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { desktop?.browserDrained() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Reads from the browser only as fast as Xvnc takes what it sends.
+    func read(context: ChannelHandlerContext) {
+        if let desktop, !desktop.isWritable {
+            pendingRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    // MARK: Called by the desktop's side
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func desktopDrained() {
+        guard pendingRead, let context else { return }
+        pendingRead = false
+        context.read()
+    }
+
+    func fromDesktop(_ data: ByteBuffer) {
+        context?.write(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: data)), promise: nil)
+    }
+
+    func flushToBrowser() {
+        context?.flush()
+    }
+
+    /// Xvnc hung up (the session ended, or `deskctl kill`): the browser gets a normal close.
+    func desktopClosed() {
+        desktop = nil
+        guard phase != .closing else { return }
+        logger.info("desktop closed the relay")
+        closeAll()
+    }
+
+    // MARK: Ending
+
+    private func send(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.writeAndFlush(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: buffer)), promise: nil)
+    }
+
+    private func refuse(_ reason: GatewayMetrics.Refusal, _ why: String) {
+        guard phase != .closing else { return }
+        countRefusal(reason)
+        logger.info("browser refused", metadata: ["reason": "\(why)"])
+        var code = ByteBuffer()
+        code.write(webSocketErrorCode: reason == .frame ? .protocolError : .policyViolation)
+        closeAll(sending: code)
+    }
+
+    private func countRefusal(_ reason: GatewayMetrics.Refusal) {
+        guard !refusalCounted else { return }
+        refusalCounted = true
+        environment.metrics.refused(reason)
+    }
+
+    /// Sends a close frame (1000 unless `code` says otherwise), then closes both sides.
+    private func closeAll(sending code: ByteBuffer? = nil) {
+        guard let context, phase != .closing else { return }
+        phase = .closing
+        desktop?.close()
+        desktop = nil
+        var data = code ?? {
+            var normal = ByteBuffer()
+            normal.write(webSocketErrorCode: .normalClosure)
+            return normal
+        }()
+        if data.readableBytes == 0 { data.write(webSocketErrorCode: .normalClosure) }
+        let channel = context.channel
+        context.writeAndFlush(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// Xvnc's end of a relay, on the Unix socket the gateway authenticated.
+final class DesktopSide: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var browser: BrowserSide?
+    private var context: ChannelHandlerContext?
+    private var pendingRead = false
+
+    init(browser: BrowserSide) {
+        self.browser = browser
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        browser = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        browser?.fromDesktop(Self.unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        browser?.flushToBrowser()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let browser = self.browser
+        self.browser = nil
+        browser?.desktopClosed()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { browser?.desktopDrained() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Reads from Xvnc only as fast as the browser takes what it sends.
+    func read(context: ChannelHandlerContext) {
+        if browser?.isWritable ?? false {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+
+    // MARK: Called by the browser's side
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func browserDrained() {
+        guard pendingRead, let context else { return }
+        pendingRead = false
+        context.read()
+    }
+
+    func write(_ data: ByteBuffer) {
+        context?.write(Self.wrapOutboundOut(data), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func close() {
+        browser = nil
+        context?.close(promise: nil)
+    }
+}

@@ -1,0 +1,265 @@
+import DeskLinux
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+import ServiceLifecycle
+import Synchronization
+
+/// deskd's web gateway: one listener that serves noVNC, trades one-time link tokens for
+/// cookies, and relays each browser's WebSocket to its session's Xvnc, having authenticated
+/// to Xvnc itself so the VNC password never reaches a browser.
+///
+/// `run()` serves until its task is cancelled or a graceful shutdown begins (it is a
+/// swift-service-lifecycle `Service`), then closes every connection, relays included.
+public final class Gateway: Sendable {
+    public let configuration: GatewayConfiguration
+    public let metrics = GatewayMetrics()
+    private let authority: any GatewayAuthority
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let registry = RelayRegistry()
+    private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private let listening = Mutex<Listening>(.notYet([]))
+
+    private enum Listening {
+        case notYet([CheckedContinuation<Int, any Error>])
+        case on(Int)
+        case ended(GatewayError)
+    }
+
+    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, logger: Logger,
+                eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.authority = authority
+        self.logger = logger
+        self.group = eventLoopGroup
+    }
+
+    /// The port the gateway listens on, once it does (the kernel's pick when configured with 0).
+    public func port() async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            let now: Result<Int, GatewayError>? = listening.withLock { state in
+                switch state {
+                case .notYet(var waiting):
+                    waiting.append(continuation)
+                    state = .notYet(waiting)
+                    return nil
+                case .on(let port): return .success(port)
+                case .ended(let error): return .failure(error)
+                }
+            }
+            if let now { continuation.resume(with: now.mapError { $0 as any Error }) }
+        }
+    }
+
+    private func settle(_ outcome: Result<Int, GatewayError>) {
+        let waiting: [CheckedContinuation<Int, any Error>] = listening.withLock { state in
+            guard case .notYet(let waiting) = state else { return [] }
+            switch outcome {
+            case .success(let port): state = .on(port)
+            case .failure(let error): state = .ended(error)
+            }
+            return waiting
+        }
+        for continuation in waiting { continuation.resume(with: outcome.mapError { $0 as any Error }) }
+    }
+
+    /// Browsers relayed to `sessionID` now.
+    public func relays(sessionID: String) -> Int {
+        registry.channels(of: sessionID).count
+    }
+
+    /// Closes every browser relayed to `sessionID` (when deskd kills the session, or takes a
+    /// link back); returns how many there were.
+    @discardableResult
+    public func disconnect(sessionID: String) -> Int {
+        let channels = registry.channels(of: sessionID)
+        for channel in channels { channel.close(promise: nil) }
+        return channels.count
+    }
+
+    public func run() async throws {
+        let server: any Channel
+        switch await start() {
+        case .success(let channel):
+            server = channel
+        case .failure(let error):
+            settle(.failure(error))
+            throw error
+        }
+        let port = server.localAddress?.port ?? configuration.port
+        logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
+                                                    "gateway.tls": "\(configuration.isTLS)"])
+        settle(.success(port))
+
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                try? await server.closeFuture.get()
+            } onGracefulShutdown: {
+                server.close(promise: nil)
+            }
+        } onCancel: {
+            server.close(promise: nil)
+        }
+        let open = connections.withLock { Array($0.values) }
+        for channel in open { channel.close(promise: nil) }
+        for channel in open { try? await channel.closeFuture.get() }
+        logger.info("gateway stopped")
+    }
+
+    private func start() async -> Result<any Channel, GatewayError> {
+        do {
+            try configuration.validate()
+            let tls = try makeTLSContext()
+            let environment = GatewayEnvironment(configuration: configuration, authority: authority, logger: logger, metrics: metrics,
+                                                 files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
+            return .success(try await bind(environment: environment, tls: tls))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func makeTLSContext() throws(GatewayError) -> NIOSSLContext? {
+        guard let certificatePath = configuration.tlsCertificatePath, let keyPath = configuration.tlsKeyPath else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+            guard !chain.isEmpty else { throw GatewayError(.tlsUnreadable, "\(certificatePath) holds no PEM certificate") }
+            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            return try NIOSSLContext(configuration: tls)
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.tlsUnreadable, "the gateway could not load its TLS certificate \(certificatePath) and key \(keyPath): \(error)")
+        }
+    }
+
+    private func bind(environment: GatewayEnvironment, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
+        do {
+            return try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 1024)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try self.initialize(channel, environment: environment, tls: tls)
+                    }
+                }
+                .bind(host: configuration.host, port: configuration.port)
+                .get()
+        } catch {
+            throw GatewayError(.bindFailed, "the gateway could not listen on \(configuration.host) port \(configuration.port): \(error)")
+        }
+    }
+
+    // MARK: One connection
+
+    private func initialize(_ channel: any Channel, environment: GatewayEnvironment, tls: NIOSSLContext?) throws {
+        // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
+        guard metrics.admitConnection(limit: configuration.limits.maxConnections) else {
+            logger.debug("connection refused", metadata: ["reason": "capacity"])
+            try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
+            return
+        }
+        let key = ObjectIdentifier(channel)
+        connections.withLock { $0[key] = channel }
+        let metrics = metrics
+        channel.closeFuture.whenComplete { [self] _ in
+            connections.withLock { _ = $0.removeValue(forKey: key) }
+            metrics.connectionClosed()
+        }
+
+        let pipeline = channel.pipeline.syncOperations
+        if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+
+        let notes = UpgradeNotes()
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: configuration.limits.maxFrameBytes,
+            automaticErrorHandling: true,
+            shouldUpgrade: { channel, head in Self.shouldUpgrade(channel, head, environment: environment, notes: notes) },
+            upgradePipelineHandler: { channel, _ in
+                channel.eventLoop.makeCompletedFuture {
+                    guard case .granted(let grant) = notes.recorded else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
+                    try channel.pipeline.syncOperations.addHandler(BrowserSide(grant: grant, environment: environment))
+                }
+            }
+        )
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = configuration.limits.maxHeaderBytes
+        limits.maxHeaderFieldSize = configuration.limits.maxHeaderBytes
+        limits.maxHeaderFieldCount = 64
+        try pipeline.configureHTTPServerPipeline(
+            withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                // From here the connection is a WebSocket: the HTTP handler and its deadline go.
+                if let http = try? context.pipeline.syncOperations.handler(type: GatewayHTTPHandler.self) {
+                    context.pipeline.syncOperations.removeHandler(http, promise: nil)
+                }
+            }),
+            withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: limits
+        )
+        try pipeline.addHandler(GatewayHTTPHandler(environment: environment, notes: notes))
+    }
+
+    /// Decides a WebSocket upgrade: the right path, the gateway's own origin, and a cookie deskd
+    /// redeems (once). A refusal is noted for the HTTP handler, which answers 403 with it.
+    private static func shouldUpgrade(_ channel: any Channel, _ head: HTTPRequestHead, environment: GatewayEnvironment,
+                                      notes: UpgradeNotes) -> EventLoopFuture<HTTPHeaders?> {
+        guard RequestChecks.path(of: head.uri) == "/websockify" else {
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        guard RequestChecks.isSameOrigin(head.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin) else {
+            notes.record(.refused(.origin, "This WebSocket was opened from a page that is not the gateway's own."))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        guard let cookie = RequestChecks.cookie(RequestChecks.cookieName, in: head.headers) else {
+            notes.record(.refused(.cookie, OpenPage.refusedSentence))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        let authority = environment.authority
+        let offered = head.headers[canonicalForm: "Sec-WebSocket-Protocol"].map { $0.lowercased() }
+        let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+        promise.completeWithTask {
+            guard let grant = await authority.redeem(cookie: cookie) else {
+                notes.record(.refused(.cookie, OpenPage.refusedSentence))
+                return nil
+            }
+            notes.record(.granted(grant))
+            var headers = HTTPHeaders()
+            // noVNC asks for no subprotocol; websockify's clients ask for "binary", which is what this is.
+            if offered.contains("binary") { headers.add(name: "Sec-WebSocket-Protocol", value: "binary") }
+            // The cookie is spent: the browser may as well forget it now.
+            headers.add(name: "Set-Cookie", value: "\(RequestChecks.cookieName)=; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=0")
+            return headers
+        }
+        return promise.futureResult
+    }
+}
+
+extension Gateway: Service {}
+
+/// Answers a connection over the limit and closes it: a 503 in plain HTTP (a proxy in front
+/// then says why), nothing at all under TLS (a handshake would cost more than the refusal).
+private final class CapacityRefusal: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private static let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 5\r\n\r\n"
+    private let plainHTTP: Bool
+
+    init(plainHTTP: Bool) {
+        self.plainHTTP = plainHTTP
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        guard plainHTTP else { return context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(Self.wrapOutboundOut(channel.allocator.buffer(string: Self.response)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}

@@ -1,0 +1,35 @@
+/// What one browser connection may do, decided by deskd when it redeems the connection's cookie.
+public struct GatewayGrant: Sendable, Equatable {
+    /// The session's id, for logs and for closing its viewers.
+    public var sessionID: String
+    /// Xvnc's RFB Unix socket.
+    public var endpoint: String
+    /// The pid that must serve `endpoint`: anything else listening there gets no password response.
+    public var xvnc: Int32
+    /// The VNC password the gateway authenticates with; never sent to the browser.
+    public var password: String
+    public var viewOnly: Bool
+
+    public init(sessionID: String, endpoint: String, xvnc: Int32, password: String, viewOnly: Bool) {
+        self.sessionID = sessionID
+        self.endpoint = endpoint
+        self.xvnc = xvnc
+        self.password = password
+        self.viewOnly = viewOnly
+    }
+}
+
+extension GatewayGrant: CustomStringConvertible {
+    /// Without the password, so a grant can be logged or printed by a failing test.
+    public var description: String {
+        "session \(sessionID) at \(endpoint) (Xvnc pid \(xvnc))\(viewOnly ? ", view-only" : "")"
+    }
+}
+
+/// deskd's side of the gateway: it minted the links, and it alone knows what they grant.
+public protocol GatewayAuthority: Sendable {
+    /// Trades a one-time link token for a short-lived, single-use cookie value (nil: unknown, used or expired).
+    func exchange(token: String) async -> (cookie: String, viewOnly: Bool)?
+    /// Redeems that cookie at the WebSocket upgrade, once.
+    func redeem(cookie: String) async -> GatewayGrant?
+}

@@ -1,0 +1,43 @@
+import NIOHTTP1
+
+/// What the gateway reads from a request's head, each the one way it is read.
+enum RequestChecks {
+    static let cookieName = "deskd_gateway"
+
+    /// The request target's path, without query or fragment: what may be logged.
+    static func path(of uri: String) -> Substring {
+        let end = uri.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? uri.endIndex
+        return uri[..<end]
+    }
+
+    /// Whether the page that sent this request was loaded from the gateway itself. Browsers send
+    /// Origin on every WebSocket handshake and every POST from script; a page of another site
+    /// cannot forge it, so this is what stops another site from using a visitor's cookie.
+    static func isSameOrigin(_ headers: HTTPHeaders, tls: Bool, publicOrigin: String?) -> Bool {
+        let origins = headers["Origin"]
+        guard origins.count == 1, let origin = origins.first?.lowercased() else { return false }
+        if let publicOrigin { return origin == publicOrigin.lowercased() }
+        let hosts = headers["Host"]
+        guard hosts.count == 1, let host = hosts.first?.lowercased(), !host.isEmpty else { return false }
+        return origin == (tls ? "https://" : "http://") + host
+    }
+
+    /// The value of cookie `name`, if the request carries it exactly once.
+    static func cookie(_ name: String, in headers: HTTPHeaders) -> String? {
+        var found: [Substring] = []
+        for header in headers["Cookie"] {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.drop(while: { $0 == " " })
+                guard let equals = trimmed.firstIndex(of: "="), trimmed[..<equals] == name else { continue }
+                found.append(trimmed[trimmed.index(after: equals)...])
+            }
+        }
+        guard found.count == 1, let value = found.first, !value.isEmpty, value.count <= 256 else { return nil }
+        return String(value)
+    }
+
+    /// A link token as deskd mints them: printable, no separators, not absurdly long.
+    static func plausibleToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 256 && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}

@@ -1,0 +1,285 @@
+import DeskGateway
+import Foundation
+import Glibc
+import Testing
+
+/// A gateway on 127.0.0.1 with a fake deskd behind it and a fake Xvnc on a Unix socket, all in
+/// this process; the browser is a `RawClient`.
+struct GatewayFixture {
+    let scratch: Scratch
+    let xvnc: FakeXvnc
+    let authority: FakeAuthority
+    let gateway: Gateway
+    let port: Int
+
+    /// Runs `body` against a fresh gateway and stops everything afterwards.
+    static func with(limits: GatewayConfiguration.Limits = .init(), clipboard: GatewayConfiguration.Clipboard = .both,
+                     grantPassword: String = "secret12", _ body: (GatewayFixture) async throws -> Void) async throws {
+        let scratch = try Scratch()
+        _ = scratch.directory("novnc")
+        _ = scratch.directory("novnc/app")
+        scratch.file("novnc/vnc.html", "<!DOCTYPE html><title>noVNC</title>\n")
+        scratch.file("novnc/app/ui.js", "export const UI = {};\n")
+        let xvnc = try FakeXvnc(directory: scratch.path, password: "secret12")
+        defer { xvnc.stop() }
+        let authority = FakeAuthority(endpoint: xvnc.path, password: grantPassword)
+        let configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, novncDirectory: scratch.path + "/novnc", clipboard: clipboard, limits: limits)
+        let gateway = Gateway(configuration: configuration, authority: authority, logger: quietLogger)
+        let running = Task { try await gateway.run() }
+        defer { running.cancel() }
+        let port = try await gateway.port()
+        try await body(GatewayFixture(scratch: scratch, xvnc: xvnc, authority: authority, gateway: gateway, port: port))
+        running.cancel()
+        try await running.value
+    }
+
+    func client() throws -> RawClient { try RawClient(port: port) }
+
+    /// A link opened: the token traded for the cookie a browser would hold.
+    func cookie(viewOnly: Bool = false) async throws -> String {
+        let token = await authority.mint(viewOnly: viewOnly)
+        let response = try client().request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+        let setCookie = try #require(response.header("Set-Cookie"))
+        return String(setCookie.dropFirst("deskd_gateway=".count).prefix { $0 != ";" })
+    }
+
+    /// A WebSocket through the RFB handshake, up to and including Xvnc's ServerInit.
+    func relay(cookie: String, clientInit: UInt8 = 1) throws -> RawClient {
+        let browser = try client()
+        let response = try browser.upgrade(cookie: cookie)
+        #expect(response.status == 101)
+        #expect(try browser.readRFB(12) == Array("RFB 003.008\n".utf8))
+        try browser.sendFrame(Array("RFB 003.008\n".utf8))
+        #expect(try browser.readRFB(2) == [1, 1])
+        try browser.sendFrame([1])
+        #expect(try browser.readRFB(4) == [0, 0, 0, 0])
+        try browser.sendFrame([clientInit])
+        #expect(try browser.readRFB(FakeXvnc.serverInit.count) == FakeXvnc.serverInit)
+        return browser
+    }
+}
+
+/// True once `condition` holds, polling for up to two seconds: the gateway counts a refusal on
+/// its event loop, which may be just after the client has seen the refusal itself.
+func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<200 {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+@Suite(.serialized) struct GatewayTests {
+    @Test func noVNCsFilesAndTheLinkPageAreServedWithTheirHeaders() async throws {
+        try await GatewayFixture.with { fixture in
+            let browser = try fixture.client()
+            // One kept-alive connection for all of them, as a browser loads noVNC.
+            let page = try browser.request("GET", "/vnc.html")
+            #expect(page.status == 200 && page.text.contains("noVNC"))
+            #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+            #expect(page.header("X-Content-Type-Options") == "nosniff")
+            #expect(page.header("Referrer-Policy") == "no-referrer")
+            let script = try browser.request("GET", "/app/ui.js?v=2")
+            #expect(script.status == 200 && script.header("Content-Type") == "text/javascript; charset=utf-8")
+            let open = try browser.request("GET", "/open")
+            #expect(open.status == 200 && open.text.contains("/open.js"))
+            #expect(open.header("Cache-Control") == "no-store")
+            #expect(open.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
+            let openScript = try browser.request("GET", "/open.js")
+            #expect(openScript.text.contains("location.hash") && openScript.text.contains("history.replaceState"))
+            for target in ["/../novnc/vnc.html", "/%2e%2e/rfb.sock", "/missing.js", "/app", "/app/"] {
+                #expect(try browser.request("GET", target).status == 404, "\(target)")
+            }
+            #expect(try browser.request("DELETE", "/vnc.html").status == 405)
+        }
+    }
+
+    @Test func aTokenIsTradedForACookieOnce() async throws {
+        try await GatewayFixture.with { fixture in
+            let token = await fixture.authority.mint(viewOnly: true)
+            let first = try fixture.client().request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+            #expect(first.status == 200)
+            #expect(first.text == #"{"viewOnly":true}"#)
+            #expect(first.header("Cache-Control") == "no-store")
+            let cookie = try #require(first.header("Set-Cookie"))
+            #expect(cookie.hasPrefix("deskd_gateway=c"))
+            #expect(cookie.hasSuffix("; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=60"))
+            let again = try fixture.client().request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+            #expect(again.status == 403)
+            #expect(again.text.contains("This link was already used or has expired; ask for a new one with deskctl url."))
+            #expect(again.header("Set-Cookie") == nil)
+            // Another site's page may not trade a token, even a good one.
+            let other = await fixture.authority.mint(viewOnly: false)
+            #expect(try fixture.client().request("POST", "/exchange", headers: [("Origin", "https://evil.example")], body: other).status == 403)
+            #expect(fixture.gateway.metrics.snapshot.exchangesAccepted == 1)
+        }
+    }
+
+    @Test func aCookieOpensTheDesktopThroughSecurityTypeNoneOnce() async throws {
+        try await GatewayFixture.with { fixture in
+            let cookie = try await fixture.cookie()
+            let browser = try fixture.relay(cookie: cookie)
+            // The browser's messages reach Xvnc, and Xvnc's answers reach the browser.
+            try browser.sendFrame(Messages.setEncodings + Messages.updateRequest)
+            #expect(try browser.readRFB(FakeXvnc.update.count) == FakeXvnc.update)
+            try browser.sendFrame(Messages.keyEvent + Messages.pointerEvent)
+            #expect(fixture.xvnc.waitForBytes(client: 0, count: 36) == Messages.setEncodings + Messages.updateRequest + Messages.keyEvent + Messages.pointerEvent)
+            #expect(fixture.gateway.relays(sessionID: "3") == 1)
+            #expect(fixture.gateway.metrics.snapshot.relaysOpen == 1)
+
+            // The same cookie a second time is refused, and reaches no Xvnc.
+            let replay = try fixture.client().upgrade(cookie: cookie)
+            #expect(replay.status == 403)
+            #expect(replay.text.contains("already used or has expired"))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.cookie) == 1 })
+
+            // deskd closing the session's viewers closes the browser's WebSocket.
+            #expect(fixture.gateway.disconnect(sessionID: "3") == 1)
+            #expect(browser.closes(within: 2000))
+        }
+    }
+
+    @Test func aWrongOriginIsRefusedAndDoesNotSpendTheCookie() async throws {
+        try await GatewayFixture.with { fixture in
+            let cookie = try await fixture.cookie()
+            for origin in ["https://evil.example", "http://127.0.0.1:1", "null", nil] as [String?] {
+                let response = try fixture.client().upgrade(origin: origin, cookie: cookie)
+                #expect(response.status == 403, "\(origin ?? "no origin")")
+            }
+            #expect(try fixture.client().upgrade(cookie: nil).status == 403)
+            #expect(try fixture.client().upgrade(cookie: "forged").status == 403)
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.origin) == 4 })
+            _ = try fixture.relay(cookie: cookie)
+        }
+    }
+
+    @Test func viewOnlyDropsKeyboardPointerAndClipboardWhateverTheBrowserSends() async throws {
+        try await GatewayFixture.with { fixture in
+            let browser = try fixture.relay(cookie: try await fixture.cookie(viewOnly: true), clientInit: 0)
+            try browser.sendFrame(Messages.keyEvent + Messages.pointerEvent + Messages.cutText + Messages.qemuKey)
+            try browser.sendFrame(Messages.updateRequest)
+            #expect(try browser.readRFB(FakeXvnc.update.count) == FakeXvnc.update)
+            #expect(fixture.xvnc.waitForBytes(client: 0, count: 10) == Messages.updateRequest)
+            // It asked for an exclusive session; the gateway asked Xvnc for a shared one.
+            #expect(fixture.xvnc.clientInits.withLock { $0 } == [1])
+            // A message the filter cannot measure ends the relay.
+            try browser.sendFrame([99, 0, 0, 0])
+            #expect(browser.closes(within: 2000))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.rfb) == 1 })
+        }
+    }
+
+    @Test func aDesktopThatRefusesThePasswordIsNamedToTheBrowser() async throws {
+        try await GatewayFixture.with(grantPassword: "wrong123") { fixture in
+            let browser = try fixture.client()
+            #expect(try browser.upgrade(cookie: try await fixture.cookie()).status == 101)
+            #expect(try browser.readRFB(12) == Array("RFB 003.008\n".utf8))
+            try browser.sendFrame(Array("RFB 003.008\n".utf8))
+            #expect(try browser.readRFB(1) == [0])
+            let length = try browser.readRFB(4).reduce(0) { $0 << 8 | Int($1) }
+            #expect(String(decoding: try browser.readRFB(length), as: UTF8.self).contains("could not be reached"))
+            #expect(browser.closes(within: 2000))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.desktop) == 1 })
+        }
+    }
+
+    // MARK: Hostile browsers
+
+    @Test func oversizedUnmaskedAndTextFramesAreRefusedAndTheGatewayServesOn() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.maxFrameBytes = 4096
+        try await GatewayFixture.with(limits: limits) { fixture in
+            let oversized = try fixture.relay(cookie: try await fixture.cookie())
+            try oversized.sendFrame([UInt8](repeating: 3, count: 5000))
+            #expect(oversized.closes(within: 2000))
+
+            let unmasked = try fixture.relay(cookie: try await fixture.cookie())
+            try unmasked.sendFrame(Messages.updateRequest, masked: false)
+            #expect(unmasked.closes(within: 2000))
+
+            let text = try fixture.relay(cookie: try await fixture.cookie())
+            try text.sendFrame(opcode: 1, Array("hello".utf8))
+            #expect(text.closes(within: 2000))
+
+            // A frame header that claims 2^63 bytes.
+            let absurd = try fixture.client()
+            #expect(try absurd.upgrade(cookie: try await fixture.cookie()).status == 101)
+            try absurd.send([0x82, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+            #expect(absurd.closes(within: 2000))
+
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.frame) == 4 })
+            #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
+            _ = try fixture.relay(cookie: try await fixture.cookie())
+        }
+    }
+
+    @Test func aRequestThatDribblesItsHeadersIsCutOff() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.handshakeTimeout = .milliseconds(800)
+        try await GatewayFixture.with(limits: limits) { fixture in
+            let slow = try fixture.client()
+            let start = ContinuousClock.now
+            var cutOff = false
+            for byte in Array("GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n".utf8) {
+                guard (try? slow.send([byte])) != nil, !slow.closes(within: 100) else { cutOff = true; break }
+            }
+            #expect(cutOff)
+            #expect(ContinuousClock.now - start < .seconds(3))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.timeout) == 1 })
+            // A connection that never says anything is cut off too.
+            #expect(try fixture.client().closes(within: 2000))
+            #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
+        }
+    }
+
+    @Test func anOversizedHeaderIsRefused() async throws {
+        try await GatewayFixture.with { fixture in
+            // The gateway answers 400 and closes with the rest of the header unread, so the
+            // kernel may reset the connection before the client reads the answer.
+            let response = try? fixture.client().request("GET", "/vnc.html", headers: [("X-Padding", String(repeating: "a", count: 20000))])
+            #expect(response == nil || response?.status == 400)
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.malformedRequest) == 1 })
+            let after = try fixture.client().request("GET", "/vnc.html")
+            #expect(after.status == 200)
+        }
+    }
+
+    @Test func aThousandConcurrentBogusUpgradesAreRefusedAndTheGatewayServesOn() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.maxConnections = 64
+        try await GatewayFixture.with(limits: limits) { fixture in
+            var clients: [RawClient] = []
+            for _ in 0..<1000 { clients.append(try fixture.client()) }
+            for client in clients {
+                // Some are closed by the gateway (over the limit) before they get to send.
+                try? client.send("GET /websockify HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nCookie: deskd_gateway=bogus\r\n\r\n")
+            }
+            var statuses: [Int: Int] = [:]
+            for client in clients {
+                let status = (try? client.readResponse())?.status ?? 0
+                statuses[status, default: 0] += 1
+                #expect(client.closes(within: 2000))
+            }
+            #expect(statuses[101] == nil)
+            #expect(statuses.values.reduce(0, +) == 1000)
+            let metrics = fixture.gateway.metrics
+            #expect(eventually { metrics.refusedCount(.capacity) + metrics.refusedCount(.cookie) == 1000 }, "\(statuses) \(metrics.snapshot)")
+            clients.removeAll()
+            // Connections are counted out as they close; then the gateway serves as before.
+            for _ in 0..<100 where fixture.gateway.metrics.snapshot.connectionsOpen > 0 { usleep(20_000) }
+            #expect(fixture.gateway.metrics.snapshot.connectionsOpen == 0)
+            #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
+            _ = try fixture.relay(cookie: try await fixture.cookie())
+        }
+    }
+
+    @Test func plainHTTPIsRefusedOffLoopback() throws {
+        #expect(throws: GatewayError.self) { try GatewayConfiguration(host: "0.0.0.0").validate() }
+        #expect(throws: GatewayError.self) { try GatewayConfiguration(host: "192.168.1.2", tlsCertificatePath: "/c.pem").validate() }
+        try GatewayConfiguration(host: "127.0.0.1").validate()
+        try GatewayConfiguration(host: "::1").validate()
+        try GatewayConfiguration(host: "0.0.0.0", tlsCertificatePath: "/c.pem", tlsKeyPath: "/k.pem").validate()
+        #expect(!GatewayConfiguration.isLoopback("127.0.0.1.example.org"))
+        #expect(!GatewayConfiguration.isLoopback("128.0.0.1"))
+    }
+}
