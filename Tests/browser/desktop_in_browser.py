@@ -241,7 +241,8 @@ def open_desktop(args):
                         file.write(base64.b64decode(data_url.split(",", 1)[1]))
                     result["canvasPNG"] = args.canvas_png
             if args.screenshot:
-                page.screenshot(path=args.screenshot)
+                # animations="disabled" ends noVNC's control bar's slide, so the picture is still.
+                page.screenshot(path=args.screenshot, animations="disabled")
                 result["screenshot"] = args.screenshot
             if not result["connected"] and not result["refused"]:
                 result["error"] = f"noVNC did not connect within {args.timeout:g} s (status: {state['status']!r})"
