@@ -8,7 +8,6 @@ import Testing
 enum BrowserHarness {
     static let script = TestEnvironment.repository.appendingPathComponent("Tests/browser/desktop_in_browser.py").path
     static let chromium = "/usr/bin/chromium"
-    static let venvPython = "/opt/deskd-test-venv/bin/python3"
 
     static let skipReason: Comment = "browser tests need Debian's chromium and novnc and Playwright for Python in /opt/deskd-test-venv; scripts/install-deps installs them (`Tests/browser/desktop_in_browser.py check` says what is missing)"
 

@@ -24,12 +24,17 @@ window under the pointer), types TEXT and presses Enter; whether the keys reache
 for the caller to check (a file an xterm's shell wrote, or did not). `--ignore-view-only` sets
 view_only=0 in the URL first, so noVNC itself sends every key and click the way a hostile
 client would, and only the server can drop them. `--expect-refusal` is for a link that must
-not open (a one-time link used twice): it waits for noVNC's error, an HTTP error or the
-timeout, and reports what the page said.
+not open (a one-time link used twice): "refused" is true when the page was an HTTP error or
+not noVNC at all, or noVNC said why it stopped ("Failed to connect to server", "New
+connection has been rejected with reason: ..."); the page's words are in "status" and
+"pageText". A page still connecting at the timeout, or a server that does not answer, is not
+a refusal: "error" says so.
 
 Exit status: 0 when the outcome is the one asked for (connected and not blank; or, with
 --expect-refusal, refused), 1 when it is not, 2 when the harness itself cannot run (no
-Playwright, no Chromium, bad arguments). The JSON is printed in every case.
+Playwright, no Chromium, bad arguments) or the browser stopped answering. The JSON is printed
+in every case. `--canvas-png` saves the canvas's own pixels (toDataURL), `--screenshot` the
+page as a user sees it, noVNC's control bar included.
 
 `check` prints {"ready": bool, "reason": ...}: whether Playwright and Chromium are there, so a
 test can skip with a clear message instead of failing.
