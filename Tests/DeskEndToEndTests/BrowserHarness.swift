@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A real headless Chromium opening a desktop in noVNC: Tests/browser/desktop_in_browser.py,
+/// run as a subprocess, one JSON object back. The gateway's tests open `deskctl url` links
+/// with it; BrowserHarnessTests prove it against Debian's websockify.
+enum BrowserHarness {
+    static let script = TestEnvironment.repository.appendingPathComponent("Tests/browser/desktop_in_browser.py").path
+    static let chromium = "/usr/bin/chromium"
+
+    static let skipReason: Comment = "browser tests need Debian's chromium and novnc and Playwright for Python in /opt/deskd-test-venv; scripts/install-deps installs them (`Tests/browser/desktop_in_browser.py check` says what is missing)"
+
+    /// Chromium, noVNC and a Python with Playwright are all there (the harness's own `check`).
+    static let isReady: Bool = {
+        guard access(chromium, X_OK) == 0, access("/usr/share/novnc/vnc.html", R_OK) == 0 else { return false }
+        guard let result = try? CommandResult.run("/usr/bin/python3", [script, "check"]) else { return false }
+        return result.status == 0
+    }()
+
+    /// What the page showed; the fields of the harness's JSON.
+    struct Outcome: Decodable {
+        let url: String?
+        let connected: Bool
+        let refused: Bool
+        let width: Int
+        let height: Int
+        let distinctColours: Int
+        let nonBlank: Bool
+        let status: String?
+        let httpStatus: Int?
+        let pageText: String?
+        let typed: String?
+        let screenshot: String?
+        let console: [String]
+        let webSockets: [WebSocket]
+        let error: String?
+
+        /// One WebSocket the page opened: frames each way, and how it ended.
+        struct WebSocket: Decodable {
+            let url: String
+            let framesSent: Int
+            let framesReceived: Int
+            let closed: Bool
+            let error: String?
+        }
+
+        /// Everything worth printing when an expectation fails.
+        var summary: String {
+            "connected \(connected), refused \(refused), \(width)x\(height), \(distinctColours) colours, status \(status ?? "none"), "
+                + "HTTP \(httpStatus.map(String.init) ?? "none"), error \(error ?? "none"), console \(console.suffix(5))"
+        }
+    }
+
+    struct Run {
+        let outcome: Outcome
+        /// The harness's exit status: 0 when the outcome is the one asked for.
+        let status: Int32
+        let stderr: String
+    }
+
+    /// Opens `url` in Chromium. `type` is typed into the canvas, then Enter.
+    static func open(_ url: String, screenshot: String? = nil, type: String? = nil, timeout: Double = 20,
+                     expectRefusal: Bool = false, ignoreViewOnly: Bool = false) throws -> Run {
+        var arguments = [script, "open", url, "--timeout", String(timeout)]
+        if let screenshot { arguments += ["--screenshot", screenshot] }
+        if let type { arguments += ["--type", type] }
+        if expectRefusal { arguments.append("--expect-refusal") }
+        if ignoreViewOnly { arguments.append("--ignore-view-only") }
+        let result = try CommandResult.run("/usr/bin/python3", arguments)
+        guard let outcome = try? JSONDecoder().decode(Outcome.self, from: Data(result.stdout.utf8)) else {
+            throw HarnessFailed(status: result.status, output: result.stdout + result.stderr)
+        }
+        return Run(outcome: outcome, status: result.status, stderr: result.stderr)
+    }
+
+    struct HarnessFailed: Error, CustomStringConvertible {
+        let status: Int32
+        let output: String
+        var description: String { "the browser harness printed no result (exit \(status)):\n\(output)" }
+    }
+}
