@@ -139,6 +139,22 @@ func eventually(_ condition: () -> Bool) -> Bool {
         }
     }
 
+    /// Xvnc sends far more than the browser reads for a while: the relay stops reading Xvnc while
+    /// the browser's side is full, and every byte still arrives, in order.
+    @Test func aFloodFromTheDesktopWaitsForASlowBrowserAndArrivesWhole() async throws {
+        try await GatewayFixture.with { fixture in
+            let browser = try fixture.relay(cookie: try await fixture.cookie())
+            try browser.sendFrame([3, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 1])
+            usleep(500_000)
+            let start = ContinuousClock.now
+            #expect(try browser.readRFB(FakeXvnc.flood.count) == FakeXvnc.flood)
+            #expect(ContinuousClock.now - start < .seconds(20))
+            // The relay still carries the browser's messages afterwards.
+            try browser.sendFrame(Messages.updateRequest)
+            #expect(try browser.readRFB(FakeXvnc.update.count) == FakeXvnc.update)
+        }
+    }
+
     @Test func aWrongOriginIsRefusedAndDoesNotSpendTheCookie() async throws {
         try await GatewayFixture.with { fixture in
             let cookie = try await fixture.cookie()
