@@ -6,6 +6,7 @@ import Testing
 /// A real Xtigervnc and a real headless Chromium running Debian's noVNC through the gateway:
 /// opt-in (DESKGATEWAY_BROWSER_SMOKE=1), since it needs those packages and takes seconds. It
 /// leaves a screenshot at /tmp/deskgateway-smoke.png.
+extension GatewayTests {
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["DESKGATEWAY_BROWSER_SMOKE"] == "1"
                 && FileManager.default.fileExists(atPath: "/usr/bin/chromium")
                 && FileManager.default.fileExists(atPath: "/usr/share/novnc/vnc.html")))
@@ -40,8 +41,8 @@ struct BrowserSmokeTests {
         let shot = "/tmp/deskgateway-smoke.png"
         unlink(shot)
         // Chromium may linger after its screenshot while the WebSocket is open: the budget ends it.
-        try run("/usr/bin/timeout", ["40", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,700", "--virtual-time-budget=15000",
-                                      "--screenshot=\(shot)", "http://127.0.0.1:\(port)/open#token=smoke-token"])
+        try await withTaskExecutorPreference(DedicatedThreadExecutor.shared) { try run("/usr/bin/timeout", ["40", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,700", "--virtual-time-budget=15000",
+                                      "--screenshot=\(shot)", "http://127.0.0.1:\(port)/open#token=smoke-token"]) }
         #expect(FileManager.default.fileExists(atPath: shot))
         let snapshot = gateway.metrics.snapshot
         #expect(snapshot.exchangesAccepted == 1, "\(snapshot)")
@@ -55,6 +56,7 @@ struct BrowserSmokeTests {
         try process.run(quietly: true)
         process.waitUntilExit()
     }
+}
 }
 
 actor SmokeAuthority: GatewayAuthority {

@@ -28,7 +28,8 @@ struct GatewayFixture {
         let running = Task { try await gateway.run() }
         defer { running.cancel() }
         let port = try await gateway.port()
-        try await body(GatewayFixture(scratch: scratch, xvnc: xvnc, authority: authority, gateway: gateway, port: port))
+        let fixture = GatewayFixture(scratch: scratch, xvnc: xvnc, authority: authority, gateway: gateway, port: port)
+        try await withTaskExecutorPreference(DedicatedThreadExecutor.shared) { try await body(fixture) }
         running.cancel()
         try await running.value
     }
@@ -69,6 +70,8 @@ func eventually(_ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// Serialized, with the TLS and browser suites nested in it: each runs a gateway, and their
+/// clients block (on a thread of their own, `DedicatedThreadExecutor`).
 @Suite(.serialized) struct GatewayTests {
     @Test func noVNCsFilesAndTheLinkPageAreServedWithTheirHeaders() async throws {
         try await GatewayFixture.with { fixture in
