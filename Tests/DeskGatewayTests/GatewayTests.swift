@@ -247,6 +247,12 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(eventually { fixture.gateway.metrics.refusedCount(.timeout) == 1 })
             // A connection that never says anything is cut off too.
             #expect(try fixture.client().closes(within: 2000))
+            // So is a WebSocket whose browser never answers the gateway's RFB greeting.
+            let silent = try fixture.client()
+            #expect(try silent.upgrade(cookie: try await fixture.cookie()).status == 101)
+            #expect(try silent.readRFB(12) == Array("RFB 003.008\n".utf8))
+            #expect(silent.closes(within: 3000))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.timeout) >= 3 })
             #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
         }
     }
