@@ -56,6 +56,10 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     /// One connection is one refusal, whatever else goes wrong as it ends.
     private var refusalCounted = false
 
+    /// How much one side may hold for the other before the relay stops reading: enough for a
+    /// full-screen update in flight, little enough that 256 relays stay within a few hundred MiB.
+    static let waterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 512 << 10)
+
     init(grant: GatewayGrant, environment: GatewayEnvironment) {
         self.grant = grant
         self.environment = environment
@@ -69,6 +73,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        try? context.channel.syncOptions?.setOption(.writeBufferWaterMark, value: Self.waterMark)
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: TimeAmount(environment.limits.handshakeTimeout)) {
             let handler = loopBound.value
@@ -126,6 +131,9 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
         // The same event loop as the browser's channel, so the two sides call each other directly.
         ClientBootstrap(group: eventLoop)
+            .channelOption(.writeBufferWaterMark, value: Self.waterMark)
+            // Xvnc writes whole framebuffer updates: read them in large pieces, fewer frames.
+            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 64 << 10, maximum: 256 << 10))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let desktop = DesktopSide(browser: loopBound.value)

@@ -1,4 +1,5 @@
 import DeskLinux
+import Glibc
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -94,6 +95,11 @@ public final class Gateway: Sendable {
         logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
                                                     "gateway.tls": "\(configuration.isTLS)"])
         settle(.success(port))
+        if access(configuration.novncDirectory + "/vnc.html", R_OK) != 0 {
+            logger.warning("noVNC is not where the gateway looks: links will open no viewer", metadata: [
+                "gateway.novnc-dir": "\(configuration.novncDirectory)", "hint": "install Debian's novnc package, or set novnc_dir",
+            ])
+        }
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {

@@ -28,7 +28,8 @@ struct GatewayFixture {
         let running = Task { try await gateway.run() }
         defer { running.cancel() }
         let port = try await gateway.port()
-        try await body(GatewayFixture(scratch: scratch, xvnc: xvnc, authority: authority, gateway: gateway, port: port))
+        let fixture = GatewayFixture(scratch: scratch, xvnc: xvnc, authority: authority, gateway: gateway, port: port)
+        try await withTaskExecutorPreference(DedicatedThreadExecutor.shared) { try await body(fixture) }
         running.cancel()
         try await running.value
     }
@@ -69,6 +70,8 @@ func eventually(_ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// Serialized, with the TLS and browser suites nested in it: each runs a gateway, and their
+/// clients block (on a thread of their own, `DedicatedThreadExecutor`).
 @Suite(.serialized) struct GatewayTests {
     @Test func noVNCsFilesAndTheLinkPageAreServedWithTheirHeaders() async throws {
         try await GatewayFixture.with { fixture in
@@ -136,6 +139,22 @@ func eventually(_ condition: () -> Bool) -> Bool {
             // deskd closing the session's viewers closes the browser's WebSocket.
             #expect(fixture.gateway.disconnect(sessionID: "3") == 1)
             #expect(browser.closes(within: 2000))
+        }
+    }
+
+    /// Xvnc sends far more than the browser reads for a while: the relay stops reading Xvnc while
+    /// the browser's side is full, and every byte still arrives, in order.
+    @Test func aFloodFromTheDesktopWaitsForASlowBrowserAndArrivesWhole() async throws {
+        try await GatewayFixture.with { fixture in
+            let browser = try fixture.relay(cookie: try await fixture.cookie())
+            try browser.sendFrame([3, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 1])
+            usleep(500_000)
+            let start = ContinuousClock.now
+            #expect(try browser.readRFB(FakeXvnc.flood.count) == FakeXvnc.flood)
+            #expect(ContinuousClock.now - start < .seconds(20))
+            // The relay still carries the browser's messages afterwards.
+            try browser.sendFrame(Messages.updateRequest)
+            #expect(try browser.readRFB(FakeXvnc.update.count) == FakeXvnc.update)
         }
     }
 
@@ -228,6 +247,12 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(eventually { fixture.gateway.metrics.refusedCount(.timeout) == 1 })
             // A connection that never says anything is cut off too.
             #expect(try fixture.client().closes(within: 2000))
+            // So is a WebSocket whose browser never answers the gateway's RFB greeting.
+            let silent = try fixture.client()
+            #expect(try silent.upgrade(cookie: try await fixture.cookie()).status == 101)
+            #expect(try silent.readRFB(12) == Array("RFB 003.008\n".utf8))
+            #expect(silent.closes(within: 3000))
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.timeout) >= 3 })
             #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
         }
     }

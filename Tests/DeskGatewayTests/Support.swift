@@ -44,6 +44,7 @@ final class FakeXvnc: Sendable {
     static let serverInit: [UInt8] = [0x02, 0x80, 0x01, 0xE0, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]
         + [0, 0, 0, UInt8(desktopName.utf8.count)] + Array(desktopName.utf8)
     static let update: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 2, 3, 4]
+    static let flood: [UInt8] = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 3) }
 
     let path: String
     let password: String
@@ -84,7 +85,14 @@ final class FakeXvnc: Sendable {
 
     private func serve(_ fd: Int32) {
         defer { close(fd) }
-        func send(_ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        func send(_ bytes: [UInt8]) {
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard n > 0 else { return }
+                sent += n
+            }
+        }
         func read(_ count: Int, timeout: Int32 = 5000) -> [UInt8]? {
             var bytes = [UInt8](repeating: 0, count: count), got = 0
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -114,10 +122,38 @@ final class FakeXvnc: Sendable {
             received.withLock { $0[index].append(byte[0]) }
             if byte == [3], let rest = read(9) {
                 received.withLock { $0[index] += rest }
-                send(Self.update)
+                // A request 65535 pixels wide asks for a flood (the relay does not parse it).
+                send(rest[5...6] == [0xFF, 0xFF] ? Self.flood : Self.update)
             }
         }
     }
 }
 
 let quietLogger = Logger(label: "deskd.gateway.test") { _ in SwiftLogNoOpLogHandler() }
+
+/// A thread of its own that runs a test's async body: the tests talk to the gateway through
+/// blocking sockets, and doing that on Swift's cooperative pool (one thread per core) could
+/// leave no thread for the gateway's own calls into the authority.
+final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread { [self] in
+            while true {
+                available.wait()
+                guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    /// One for all the tests: its thread lives as long as the test process.
+    static let shared = DedicatedThreadExecutor()
+}
