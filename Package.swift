@@ -54,6 +54,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                "DeskGateway",
             ]
         ),
         // The browser gateway: noVNC's files, one-time links and a WebSocket relay to each session's

@@ -300,7 +300,7 @@ public enum ConfigurationFile {
             "Where noVNC's files are (Debian's package novnc puts them here); the gateway serves them as they are."
         ) { c, v throws(Reason) in c.web.novncDirectory = try absolutePath(v) },
         Key("web", "clipboard", takes: "\"both\", \"to-browser\", \"from-browser\" or \"off\"", default: "\"both\"",
-            "Which way cut text may cross the gateway, whatever the browser asks."
+            "Which way cut text may cross the gateway, whatever the browser asks. The gateway drops a browser's cut text itself; the desktop's is kept from browsers by starting Xvnc with -SendCutText=0, so with \"off\" or \"from-browser\" native viewers get none either."
         ) { c, v throws(Reason) in
             c.web.clipboard = WebSettings.Clipboard(rawValue: try oneOf(v, WebSettings.Clipboard.allCases.map(\.rawValue)))!
         },

@@ -308,6 +308,9 @@ actor ManagedSession {
         + exposure.xvncArguments(unixSocket: directory.rfbSocket, port: display.rfbPort,
                                  tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
         + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
+        // The gateway can drop cut text on its way from a browser, but Xvnc's own travels among
+        // framebuffer updates: only Xvnc can keep it from the browser (and so from every viewer).
+        + (configuration.web.isOn && [.off, .fromBrowser].contains(configuration.web.clipboard) ? ["-SendCutText=0"] : [])
         + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
     }
 

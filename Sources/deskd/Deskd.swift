@@ -137,9 +137,15 @@ struct Deskd: AsyncParsableCommand {
             onListening: { SystemdNotifier.notify("READY=1\nSTATUS=serving \(configuration.socketPath)") }
         )
         let reloader = ConfigurationReloader(service: service, logger: logger) { try self.loadConfiguration() }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
+            .init(service: ShutdownWatchdog(logger: logger)),
+        ]
+        // The browser gateway, when [web] turns it on: deskd stops if it cannot listen, as it
+        // does for its control socket, rather than run without what the admin asked for.
+        if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: gateway)) }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
-                       .init(service: ShutdownWatchdog(logger: logger))],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

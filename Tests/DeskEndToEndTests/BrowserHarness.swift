@@ -61,8 +61,9 @@ enum BrowserHarness {
 
     /// Opens `url` in Chromium. `type` is typed into the canvas, then Enter.
     static func open(_ url: String, screenshot: String? = nil, type: String? = nil, timeout: Double = 20,
-                     expectRefusal: Bool = false, ignoreViewOnly: Bool = false) throws -> Run {
+                     expectRefusal: Bool = false, ignoreViewOnly: Bool = false, viewport: String? = nil) throws -> Run {
         var arguments = [script, "open", url, "--timeout", String(timeout)]
+        if let viewport { arguments += ["--viewport", viewport] }
         if let screenshot { arguments += ["--screenshot", screenshot] }
         if let type { arguments += ["--type", type] }
         if expectRefusal { arguments.append("--expect-refusal") }

@@ -191,8 +191,32 @@ def open_desktop(args):
             page.on("console", lambda message: result["console"].append(f"{message.type}: {message.text}"[:300]))
             page.on("pageerror", lambda error: result["console"].append(f"pageerror: {error}"[:300]))
             page.on("websocket", lambda socket: watch(socket, result["webSockets"]))
+            opens_through_gateway = urllib.parse.urlparse(url).path.endswith("/open")
+            if opens_through_gateway and args.ignore_view_only:
+                # deskd's /open page adds view_only=1 for a view-only link on its way to noVNC;
+                # a hostile page would not, so the page is served with that taken out and only
+                # the gateway is left to drop the keys.
+                def without_view_only_page(route):
+                    response = route.fetch()
+                    body = response.text().replace("'&view_only=1'", "'&view_only=0'")
+                    route.fulfill(response=response, body=body)
+                page.route("**/open", without_view_only_page)
             response = page.goto(url, wait_until="load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
             result["httpStatus"] = response.status if response else None
+            # deskd's gateway opens on /open, which trades the link's token for a cookie and then
+            # moves on to noVNC's page: wait for that, or for the page to say it refused.
+            if opens_through_gateway:
+                while time.monotonic() < deadline:
+                    try:
+                        if "/vnc.html" in page.url:
+                            page.wait_for_load_state("load", timeout=max(1.0, deadline - time.monotonic()) * 1000)
+                            break
+                        said = page.evaluate("() => document.body ? document.body.innerText : ''")
+                        if re.search(r"already used|expired|refused|cannot|could not", said, re.IGNORECASE):
+                            break  # the page refused the link and stays
+                    except PlaywrightError:
+                        pass  # the page navigated while it was looked at
+                    page.wait_for_timeout(50)
             result["title"] = page.title()
 
             state = page.evaluate(PAGE_STATE)

@@ -1,0 +1,57 @@
+import DeskCore
+import DeskGateway
+import Logging
+
+/// deskd's answer to the gateway: which link a token is, and what its cookie lets a browser do.
+/// The gateway never sees a password until a cookie is spent, and then only the one session's.
+public struct LinkAuthority: GatewayAuthority {
+    let service: SessionService
+
+    public init(service: SessionService) {
+        self.service = service
+    }
+
+    public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
+        guard let traded = service.environment.links.exchange(token: token) else { return nil }
+        return (traded.cookie, traded.grant.viewOnly)
+    }
+
+    public func redeem(cookie: String) async -> GatewayGrant? {
+        guard let grant = service.environment.links.redeem(cookie: cookie),
+              let managed = await service.environment.registry.session(id: grant.sessionID),
+              let login = await managed.gatewayLogin() else { return nil }
+        service.environment.logger.info("browser connected through the gateway", metadata: [
+            "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
+            "link.viewOnly": "\(grant.viewOnly)",
+        ])
+        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly)
+    }
+}
+
+extension WebSettings {
+    /// What the gateway is told: where to listen, its certificate, noVNC, the clipboard, and the
+    /// origin pages come from when a proxy serves them.
+    public var gatewayConfiguration: GatewayConfiguration? {
+        guard let host else { return nil }
+        return GatewayConfiguration(
+            host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
+            clipboard: GatewayConfiguration.Clipboard(rawValue: clipboard.rawValue) ?? .off,
+            publicOrigin: publicURL.map(Self.origin(of:))
+        )
+    }
+
+    /// "https://desk.example.org/deskd" → "https://desk.example.org".
+    static func origin(of url: String) -> String {
+        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        let host = afterScheme.prefix { $0 != "/" }
+        return String(url[..<afterScheme.startIndex]) + host
+    }
+}
+
+extension SessionService {
+    /// The browser gateway `[web]` asks for, answering to this service's links; nil when it is off.
+    public func browserGateway(logger: Logger) -> Gateway? {
+        guard let settings = configuration.web.gatewayConfiguration else { return nil }
+        return Gateway(configuration: settings, authority: LinkAuthority(service: self), logger: logger)
+    }
+}
