@@ -429,6 +429,9 @@ public final class SessionService: Sendable {
             throw DeskError(.invalidDuration, "a link may wait from 1s to 24h for its use, not \(ttlSeconds)s; for example: deskctl url \(display) --ttl 10m.")
         }
         let managed = try await session(on: display, caller: caller, action: "open in a browser")
+        guard await managed.session.rfbSocket != nil else {
+            throw DeskError(.gatewayOff, "the session on \(display) serves viewers on a TCP port (network.listen), and the gateway relays only to a session's Unix socket; start desktops with network.listen = \"unix\" to open them in a browser.")
+        }
         let state = await managed.session.state
         guard state == .ready || state == .unresponsive else {
             throw DeskError(.noSuchSession, "the session on \(display) is \(state.rawValue); a link is for a running session (see deskctl list).")

@@ -126,7 +126,8 @@ extension EndToEnd {
         _ = try daemon.start(una.name, extra: ["--desktop", "keys"])
         #expect(eventually(10) { FileManager.default.fileExists(atPath: "\(drop)/\(una.name).id") })
         _ = try daemon.start(vic.name, extra: ["--desktop", "keys"])
-        #expect(eventually(10) { FileManager.default.fileExists(atPath: "\(drop)/\(vic.name).read") })
+        // The shell makes the file before keyctl writes into it: wait for what keyctl said.
+        #expect(eventually(10) { !((try? String(contentsOfFile: "\(drop)/\(vic.name).read", encoding: .utf8)) ?? "").isEmpty })
 
         let unasRing = (try? String(contentsOfFile: "\(drop)/\(una.name).keyring", encoding: .utf8)) ?? ""
         let vicsRing = (try? String(contentsOfFile: "\(drop)/\(vic.name).keyring", encoding: .utf8)) ?? ""
