@@ -72,18 +72,13 @@ final class BrowserLinks: Sendable {
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var text: [UInt8] = []
-        var bits = 0, buffer = 0
-        for byte in bytes {
-            buffer = buffer << 8 | Int(byte)
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                text.append(alphabet[(buffer >> bits) & 63])
+        return String(Data(bytes).base64EncodedString().compactMap { character -> Character? in
+            switch character {
+            case "+": "-"
+            case "/": "_"
+            case "=": nil
+            default: character
             }
-        }
-        if bits > 0 { text.append(alphabet[(buffer << (6 - bits)) & 63]) }
-        return String(decoding: text, as: UTF8.self)
+        })
     }
 }

@@ -35,7 +35,7 @@ extension WebSettings {
         guard let host else { return nil }
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
-            clipboard: GatewayConfiguration.Clipboard(rawValue: clipboard.rawValue) ?? .off,
+            clipboard: clipboard,
             publicOrigin: publicURL.map(Self.origin(of:))
         )
     }

@@ -83,6 +83,13 @@ actor ManagedSession {
     }
 
     var isEnding: Bool { lifecycle == .stopping || lifecycle == .ended }
+    /// Started and not being ended: Xvnc is there to count viewers of, probe and log in to.
+    var isRunning: Bool { lifecycle == .ready || lifecycle == .unresponsive }
+
+    /// What the viewer census asks of a running session; nil for one starting or ending.
+    var censusSubject: ViewerCensus.Subject? {
+        isRunning ? ViewerCensus.Subject(sessionID: id, xvnc: record.session.pid, endpoint: endpoint) : nil
+    }
 
     /// The session's directory: by id, or where an older deskd put it.
     var directory: SessionDirectory {
@@ -267,7 +274,7 @@ actor ManagedSession {
     }
 
     private func startDesktop() async {
-        guard lifecycle == .ready || lifecycle == .unresponsive, let login else { return }
+        guard isRunning, let login else { return }
         let deadline = ContinuousClock.now + .seconds(10)
         switch await onDedicatedThread({ login.startDesktop(until: deadline) }) {
         case .success(let pid):
@@ -310,7 +317,7 @@ actor ManagedSession {
         + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
         // The gateway can drop cut text on its way from a browser, but Xvnc's own travels among
         // framebuffer updates: only Xvnc can keep it from the browser (and so from every viewer).
-        + (configuration.web.isOn && [.off, .fromBrowser].contains(configuration.web.clipboard) ? ["-SendCutText=0"] : [])
+        + (configuration.web.isOn && !configuration.web.clipboard.toBrowserAllowed ? ["-SendCutText=0"] : [])
         + (configuration.xvncMaxDisconnectionSeconds.map { ["-MaxDisconnectionTime", String($0)] } ?? [])
     }
 
@@ -326,7 +333,7 @@ actor ManagedSession {
 
     /// Applies what the viewer census found; only a running session moves.
     func apply(_ count: ViewerCensus.Count, now: Date) {
-        guard lifecycle == .ready || lifecycle == .unresponsive else { return }
+        guard isRunning else { return }
         var session = record.session
         if session.clients > 0 && count.viewers == 0 { session.lastClientAt = now }
         if count.viewers > 0 { session.lastClientAt = nil }
@@ -366,7 +373,7 @@ actor ManagedSession {
             throw DeskError(.displayBusy, "display \(display) was not probed: \(what); deskd sent it nothing. Kill the session (deskctl kill \(display)) and start a new one.")
         case .failure:
             // Only for a session still running: one that ended while it was probed keeps no mark.
-            if lifecycle == .ready || lifecycle == .unresponsive {
+            if isRunning {
                 failedProbe = true
                 if lifecycle == .ready {
                     lifecycle = .unresponsive
@@ -393,7 +400,7 @@ actor ManagedSession {
     /// pid that must be serving it, and the full password, read now from the session's file (a
     /// `passwd` since the link was made counts). nil unless the session runs, on a Unix socket.
     func gatewayLogin() async -> (endpoint: String, xvnc: Int32, password: String)? {
-        guard lifecycle == .ready || lifecycle == .unresponsive, case .unixSocket(let path) = endpoint else { return nil }
+        guard isRunning, case .unixSocket(let path) = endpoint else { return nil }
         let host = self.host, directory = self.directory
         guard let password = await onDedicatedThread({ host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) }) else {
             logger.warning("the gateway cannot read the session's password file", metadata: record.session.logMetadata)
@@ -452,7 +459,7 @@ actor ManagedSession {
     }
 
     private func processExited(role: String) async {
-        guard lifecycle == .ready || lifecycle == .unresponsive else { return }
+        guard isRunning else { return }
         if role == "desktop" && !environment.configuration.value.desktopExitEndsSession {
             logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: record.session.logMetadata)
             return

@@ -429,12 +429,12 @@ public final class SessionService: Sendable {
             throw DeskError(.invalidDuration, "a link may wait from 1s to 24h for its use, not \(ttlSeconds)s; for example: deskctl url \(display) --ttl 10m.")
         }
         let managed = try await session(on: display, caller: caller, action: "open in a browser")
-        guard await managed.session.rfbSocket != nil else {
+        let session = await managed.session
+        guard session.rfbSocket != nil else {
             throw DeskError(.gatewayOff, "the session on \(display) serves viewers on a TCP port (network.listen), and the gateway relays only to a session's Unix socket; start desktops with network.listen = \"unix\" to open them in a browser.")
         }
-        let state = await managed.session.state
-        guard state == .ready || state == .unresponsive else {
-            throw DeskError(.noSuchSession, "the session on \(display) is \(state.rawValue); a link is for a running session (see deskctl list).")
+        guard await managed.isRunning else {
+            throw DeskError(.noSuchSession, "the session on \(display) is \(session.state.rawValue); a link is for a running session (see deskctl list).")
         }
         let token = try environment.links.mint(.init(sessionID: managed.id, display: display, issuedTo: caller.uid, viewOnly: viewOnly),
                                                ttl: .seconds(ttlSeconds))
@@ -453,9 +453,7 @@ public final class SessionService: Sendable {
         guard !sessions.isEmpty else { return }
         var subjects: [ViewerCensus.Subject] = []
         for managed in sessions {
-            let session = await managed.session
-            guard session.state == .ready || session.state == .unresponsive else { continue }
-            subjects.append(ViewerCensus.Subject(sessionID: managed.id, xvnc: session.pid, endpoint: await managed.endpoint))
+            if let subject = await managed.censusSubject { subjects.append(subject) }
         }
         let host = self.host, socketDirectory = configuration.runtimeDirectory
         let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory) }

@@ -1,13 +1,10 @@
+import DeskGateway
+
 /// deskd's browser gateway (`[web]` in deskd.toml): where it listens, its certificate, where
 /// noVNC's files are, and which way the clipboard may go. Off unless `web.listen` is set.
 public struct WebSettings: Sendable, Equatable {
-    /// Which way cut text may cross the gateway.
-    public enum Clipboard: String, Sendable, Equatable, CaseIterable {
-        case both
-        case toBrowser = "to-browser"
-        case fromBrowser = "from-browser"
-        case off
-    }
+    /// Which way cut text may cross the gateway: the gateway's own setting, as the file names it.
+    public typealias Clipboard = GatewayConfiguration.Clipboard
 
     /// The address and port the gateway listens on; nil: no gateway.
     public var host: String?
