@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs, url
+    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs, url, metrics
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -41,12 +41,14 @@ public struct Request: Codable, Sendable, Equatable {
     public var session: String?
     /// logs: the most lines to show of each process's output.
     public var lines: Int?
-    /// url: how long the link may wait for its one use, in seconds.
+    /// url, and start with `web`: how long the link may wait for its one use, in seconds.
     public var ttlSeconds: Int?
+    /// start: also mint a one-time browser link to the new session, as url does.
+    public var web: Bool?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
-                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil) {
+                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil, web: Bool? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -62,6 +64,7 @@ public struct Request: Codable, Sendable, Equatable {
         self.session = session
         self.lines = lines
         self.ttlSeconds = ttlSeconds
+        self.web = web
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -122,12 +125,16 @@ public struct Response: Codable, Sendable, Equatable {
     public var status: DaemonStatus?
     /// logs: a session's output and how its processes ended.
     public var logs: SessionLogs?
-    /// url: a one-time link that opens the session in a browser.
+    /// url (and start with `web`): a one-time link that opens the session in a browser.
     public var link: BrowserLink?
+    /// metrics (admins): every metric in Prometheus's text format.
+    public var metrics: String?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
-                history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil) {
+                history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,
+                metrics: String? = nil) {
         self.ok = true
+        self.metrics = metrics
         self.link = link
         self.logs = logs
         self.history = history

@@ -63,6 +63,11 @@ final class BrowserLinks: Sendable {
         }
     }
 
+    /// Links minted and neither used nor expired.
+    func outstanding(now: ContinuousClock.Instant = .now) -> Int {
+        state.withLock { state in state.tokens.values.count { $0.expires > now } }
+    }
+
     private static func prune(_ entries: inout [String: Entry], now: ContinuousClock.Instant) {
         entries = entries.filter { $0.value.expires > now }
     }

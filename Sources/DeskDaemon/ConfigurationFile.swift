@@ -130,6 +130,7 @@ public enum ConfigurationFile {
         ("limits", "Who may have a desktop and how much: accounts, counts, displays, desktops, screen sizes, start rate and cgroup caps."),
         ("network", "Where Xvnc listens for viewers and how they authenticate."),
         ("web", "deskd's browser gateway: noVNC's page and a WebSocket relay on one HTTPS port, reached through one-time links from deskctl url. Off unless listen is set."),
+        ("metrics", "Prometheus metrics over HTTP: sessions by state, starts and their latency, ends by reason, viewers, free displays, the gateway's connections and refusals, deskd's memory. Off unless listen is set."),
     ]
 
     /// Every key deskd knows. Templates/deskd.toml shows each one, commented out, and
@@ -280,15 +281,9 @@ public enum ConfigurationFile {
         Key("web", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where the gateway listens for browsers, as \"127.0.0.1:8443\" or \"0.0.0.0:443\". Anywhere but loopback it needs tls_certificate and tls_key; plain HTTP on loopback is for running behind nginx or Apache, which then do TLS (see public_url)."
         ) { c, v throws(Reason) in
-            let text = try string(v)
-            if text == "off" { c.web.host = nil; return }
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port),
-                  isIPv4(String(parts[0])) || parts[0] == "localhost" else {
-                throw Reason("must be \"off\" or an IPv4 address and a port such as \"127.0.0.1:8443\", not \"\(text)\"")
-            }
-            c.web.host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
-            c.web.port = port
+            guard let address = try listenAddress(v, example: "127.0.0.1:8443") else { c.web.host = nil; return }
+            c.web.host = address.host
+            c.web.port = address.port
         },
         Key("web", "tls_certificate", takes: "an absolute path", default: nil,
             "The gateway's certificate (PEM, with its chain), read by deskd as root at start."
@@ -313,7 +308,22 @@ public enum ConfigurationFile {
             }
             c.web.publicURL = text
         },
+        Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
+            "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set."
+        ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },
     ]
+
+    /// "off", or an IPv4 address (or localhost) and a port.
+    private static func listenAddress(_ value: any TOMLValueConvertible, example: String) throws(Reason) -> ListenAddress? {
+        let text = try string(value)
+        if text == "off" { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port),
+              isIPv4(String(parts[0])) || parts[0] == "localhost" else {
+            throw Reason("must be \"off\" or an IPv4 address and a port such as \"\(example)\", not \"\(text)\"")
+        }
+        return ListenAddress(host: parts[0] == "localhost" ? "127.0.0.1" : String(parts[0]), port: port)
+    }
 
     /// The keys by section and name, as the parser looks them up.
     static let schema: [String: [String: Apply]] = Dictionary(grouping: keys, by: \.section).mapValues { keys in

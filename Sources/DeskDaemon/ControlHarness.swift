@@ -45,8 +45,14 @@ public struct ControlHarness: Sendable {
             .reading { _, _, _ in Response(daemonVersion: DeskVersion.current) }
         case .start:
             .audited(.start) { (request, caller, harness) async throws(DeskError) -> Response in
-                let session = try await harness.service.start(StartOptions(request), caller: caller)
-                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName))
+                let options = try StartOptions(request)
+                guard request.web == true else {
+                    let session = try await harness.service.start(options, caller: caller)
+                    return Response(sessions: [session], connect: session.connectHints(host: harness.hostName))
+                }
+                let (session, link) = try await harness.service.startForBrowser(
+                    options, ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller)
+                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName), link: link)
             }
         case .list:
             .reading { (request, caller, harness) async throws(DeskError) -> Response in
@@ -88,6 +94,13 @@ public struct ControlHarness: Sendable {
                 Response(link: try await harness.service.browserLink(
                     request.requiredDisplay(for: .url), viewOnly: request.viewOnly ?? false,
                     ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller))
+            }
+        case .metrics:
+            .reading { (_, caller, harness) async throws(DeskError) -> Response in
+                guard caller.isAdmin else {
+                    throw DeskError(.permissionDenied, "deskctl metrics is for admins (root and the \(harness.service.adminGroup) group); deskctl status shows anyone the session counts.")
+                }
+                return Response(metrics: await harness.service.metricsText())
             }
         case .history:
             .reading { (request, caller, harness) async throws(DeskError) -> Response in

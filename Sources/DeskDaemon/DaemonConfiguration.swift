@@ -60,6 +60,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var vncExposure = VNCExposure()
     /// The browser gateway; off by default.
     public var web = WebSettings()
+    /// Where `/metrics` is served (`[metrics] listen`); nil: nowhere (deskctl metrics still answers).
+    public var metricsListen: ListenAddress?
 
     public init() {}
 
@@ -125,5 +127,16 @@ public struct VNCExposure: Sendable, Equatable {
             arguments += ["-X509Cert", tlsFiles.certificate, "-X509Key", tlsFiles.key]
         }
         return arguments
+    }
+}
+
+/// An IPv4 address and a TCP port deskd listens on.
+public struct ListenAddress: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
     }
 }

@@ -46,7 +46,7 @@ actor ManagedSession {
     private var failedProbe = false
     private var teardown: Task<Void, Never>?
     /// A kill that came while the session was starting: the start ends it, then lets them go.
-    private var stopWhileStarting: String?
+    private var stopWhileStarting: EndCause?
     private var startWaiters: [CheckedContinuation<Void, Never>] = []
     /// A start owns the session from its claim to its reply: its own code decides what becomes
     /// of it, and a kill meanwhile waits for that (a session made for a start begins so).
@@ -121,7 +121,7 @@ actor ManagedSession {
             // anything of the session's, else at once (nothing to end, nothing to record).
             if teardown == nil {
                 if touchedHost {
-                    await finish(reason: "start failed")
+                    await finish(.startFailed("start failed"))
                 } else {
                     lifecycle = .ended
                     await environment.registry.release(self)
@@ -131,8 +131,8 @@ actor ManagedSession {
             if stopWhileStarting != nil { throw .failed(killedWhileStarting) }
             throw error
         }
-        if let reason = stopWhileStarting {
-            await finish(reason: reason)
+        if let cause = stopWhileStarting {
+            await finish(cause)
             throw .failed(killedWhileStarting)
         }
         var reply = session
@@ -149,8 +149,8 @@ actor ManagedSession {
 
     /// Ends a start that a kill came for while it waited on the host.
     private func stopIfKilled() async throws(LaunchFailure) {
-        guard let reason = stopWhileStarting else { return }
-        await finish(reason: reason)
+        guard let cause = stopWhileStarting else { return }
+        await finish(cause)
         throw .failed(killedWhileStarting)
     }
 
@@ -183,14 +183,14 @@ actor ManagedSession {
         }
         guard let logDirectory = archive.newPath(uid: account.uid, id: id) else {
             let reason = String(cString: strerror(errno))
-            await finish(reason: "log directory failed")
+            await finish(.startFailed("log directory failed"))
             throw .failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(reason)."))
         }
         record.logDirectory = logDirectory
         do {
             record.cgroup = try host.createCGroup(for: id, tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)?.path
         } catch {
-            await finish(reason: "cgroup failed")
+            await finish(.startFailed("cgroup failed"))
             throw .failed(DeskError(.internalError, "could not create the session's cgroup: \(error)."))
         }
         archive.save(SessionSummary(record.session), in: logDirectory)
@@ -212,7 +212,7 @@ actor ManagedSession {
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
             ), helper: helperPath, stderr: environment.journal ? STDERR_FILENO : -1)
         } catch {
-            await finish(reason: "spawn failed")
+            await finish(.startFailed("spawn failed"))
             throw .failed(DeskError(.internalError, "could not start deskd-session: \(error)."))
         }
         self.login = login
@@ -227,10 +227,10 @@ actor ManagedSession {
         case .xvnc(let pid):
             record.session.pid = pid
         case .refused(let sentence):
-            await finish(reason: "login refused")
+            await finish(.startFailed("login refused"))
             throw .failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(sentence). An admin can check the account with: chage -l \(account.name)."))
         case .failed(let sentence):
-            await finish(reason: "deskd-session failed")
+            await finish(.startFailed("deskd-session failed"))
             throw .failed(DeskError(.internalError, "the desktop's login session could not be opened: \(sentence)."))
         }
 
@@ -243,18 +243,18 @@ actor ManagedSession {
         case .answered:
             break
         case .impostor(let what):
-            await finish(reason: "endpoint held by another process")
+            await finish(.startFailed("endpoint held by another process"))
             logger.warning("session endpoint held by another process; start refused", metadata: record.session.logMetadata.merging(["endpoint.holder": "\(what)"]) { $1 })
             throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."))
         case .exited:
             let lines = await onDedicatedThread { host.tail(of: logDirectory + "/xvnc.log", lines: 8) }
-            await finish(reason: "xvnc exited during start")
+            await finish(.startFailed("xvnc exited during start"))
             if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
                 throw .displayTaken
             }
             throw .failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"))
         case .timedOut:
-            await finish(reason: "start timed out")
+            await finish(.startFailed("start timed out"))
             throw .failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(startTimeout); see the host's load and try again."))
         }
         timings.mark("ready")
@@ -262,7 +262,7 @@ actor ManagedSession {
         record.session.pidStartTicks = identity?.startTicks ?? 0
         record.session.executable = identity?.executable ?? configuration.xvncPath
         do { try host.publish(display, sessionID: id, in: configuration.sessionDirectories) } catch {
-            await finish(reason: "display link failed")
+            await finish(.startFailed("display link failed"))
             throw .failed(DeskError(.internalError, "could not link \(configuration.sessionDirectories.displays)/\(display.number) to the session: \(error)."))
         }
         lifecycle = .ready
@@ -284,7 +284,7 @@ actor ManagedSession {
             watchDesktop(pid)
         case .failure(let error):
             logger.error("could not launch the desktop; ending the session", metadata: record.session.logMetadata.merging(["error": "\(error)"]) { $1 })
-            await finish(reason: "desktop spawn failed")
+            await finish(.startFailed("desktop spawn failed"))
         }
     }
 
@@ -465,7 +465,7 @@ actor ManagedSession {
             return
         }
         logger.info("session process exited; ending the session", metadata: record.session.logMetadata.merging(["process.role": "\(role)"]) { $1 })
-        await end(reason: "\(role) exited")
+        await end(.exited(role: role))
     }
 
     // MARK: Teardown
@@ -473,22 +473,22 @@ actor ManagedSession {
     /// Ends everything of the session and removes its traces, once: a second caller (two kills,
     /// an exit noticed during a kill) waits for the first. A kill of a starting session waits
     /// for the start, which then ends the session instead of handing it out.
-    func end(reason: String) async {
+    func end(_ cause: EndCause) async {
         if launching {
-            if stopWhileStarting == nil { stopWhileStarting = reason }
+            if stopWhileStarting == nil { stopWhileStarting = cause }
             await withCheckedContinuation { startWaiters.append($0) }
         }
-        await finish(reason: reason)
+        await finish(cause)
     }
 
     /// The one teardown, started by whoever comes first.
-    private func finish(reason: String) async {
+    private func finish(_ cause: EndCause) async {
         if let teardown {
             await teardown.value
             return
         }
         lifecycle = .stopping
-        let task = Task { await self.tearDown(reason: reason) }
+        let task = Task { await self.tearDown(cause) }
         teardown = task
         await task.value
     }
@@ -497,8 +497,10 @@ actor ManagedSession {
     /// display link, the lock and socket Xvnc left, the directory and the record. Everything is
     /// found by the session's id or checked against it, so a newer session on the same display
     /// is never touched. Safe for a session half started or already gone.
-    private func tearDown(reason: String) async {
-        let session = record.session, host = self.host
+    private func tearDown(_ cause: EndCause) async {
+        let session = record.session, host = self.host, reason = cause.reason
+        // Browsers watching through the gateway are closed first, not left to notice Xvnc go.
+        environment.browsers.disconnect(sessionID: id)
         let configuration = environment.configuration.value
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }
@@ -549,6 +551,7 @@ actor ManagedSession {
         // The display is let go only once the end is on record: whoever no longer sees the
         // session in `list` finds how it ended in `history` and `logs`.
         await recordEnd(reason: reason)
+        environment.metrics.sessionEnded(cause)
         lifecycle = .ended
         failedProbe = false
         await environment.registry.release(self)

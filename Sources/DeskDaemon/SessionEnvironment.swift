@@ -17,6 +17,9 @@ struct SessionEnvironment: Sendable {
     let journal: Bool
     /// One-time browser links and their cookies.
     let links: BrowserLinks
+    /// The browser gateway, once deskd runs one.
+    let browsers: BrowserRelays
+    let metrics: DaemonMetrics
 }
 
 extension Session {

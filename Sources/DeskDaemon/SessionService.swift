@@ -41,7 +41,9 @@ public final class SessionService: Sendable {
             configuration: ConfigurationInForce(configuration),
             logger: logger,
             journal: ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil,
-            links: BrowserLinks()
+            links: BrowserLinks(),
+            browsers: BrowserRelays(),
+            metrics: DaemonMetrics()
         )
         self.startRate = Mutex(configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:)))
         if host.sessionHelperPath == nil {
@@ -76,6 +78,7 @@ public final class SessionService: Sendable {
             needsRestart.append("daemon.max_connections")
         }
         if new.web != old.web { needsRestart.append("web"); new.web = old.web }
+        if new.metricsListen != old.metricsListen { needsRestart.append("metrics.listen"); new.metricsListen = old.metricsListen }
         if new.startsPerMinute != old.startsPerMinute {
             startRate.withLock { $0 = new.startsPerMinute.map(StartRateLimiter.init(perMinute:)) }
         }
@@ -132,7 +135,7 @@ public final class SessionService: Sendable {
                 logger.info("session adopted", metadata: record.session.logMetadata)
             } else {
                 logger.info("session gone while deskd was away; cleaning up", metadata: record.session.logMetadata)
-                await session.end(reason: "gone while deskd was away")
+                await session.end(.goneWhileAway)
             }
         }
         let archive = environment.archive, keep = configuration.keptSessionLogs, live = await registry.ids
@@ -142,6 +145,18 @@ public final class SessionService: Sendable {
     // MARK: Start
 
     func start(_ options: StartOptions, caller: Caller) async throws(DeskError) -> Session {
+        let began = ContinuousClock.now
+        do {
+            let session = try await startSession(options, caller: caller)
+            environment.metrics.sessionStarted(after: .now - began)
+            return session
+        } catch {
+            environment.metrics.startFailed(error.code)
+            throw error
+        }
+    }
+
+    private func startSession(_ options: StartOptions, caller: Caller) async throws(DeskError) -> Session {
         let timings = StartTimings()
         let configuration = self.configuration
         // Root is exempt: it could start Xvnc by hand anyway, and benchmarks start forty at once.
@@ -357,7 +372,7 @@ public final class SessionService: Sendable {
         for managed in targets {
             var session = await managed.session
             logger.info("session kill requested", metadata: session.logMetadata.merging(["peer.uid": "\(caller.uid)"]) { $1 })
-            await managed.end(reason: "killed by \(caller.userName ?? "uid \(caller.uid)")")
+            await managed.end(.killed(by: caller.displayName))
             session.state = .exited
             killed.append(session)
         }
@@ -386,7 +401,7 @@ public final class SessionService: Sendable {
         var reaped: [Session] = []
         for (managed, var session) in idle {
             logger.info("reaping idle session", metadata: session.logMetadata.merging(["session.idleSeconds": "\(session.idleSeconds)", "peer.uid": "\(caller.uid)"]) { $1 })
-            await managed.end(reason: caller.pid == getpid() ? "idle limit" : "reaped idle by \(caller.userName ?? "uid \(caller.uid)")")
+            await managed.end(caller.pid == getpid() ? .idleLimit : .reaped(by: caller.displayName))
             session.state = .exited
             reaped.append(session)
         }
@@ -421,13 +436,7 @@ public final class SessionService: Sendable {
     /// A one-time link that opens the session on `display` in a browser through the gateway,
     /// for its owner or an admin, usable once within `ttlSeconds`.
     func browserLink(_ display: Display, viewOnly: Bool, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> BrowserLink {
-        let web = configuration.web
-        guard let base = web.baseURL(hostName: hostName) else {
-            throw DeskError(.gatewayOff, "the browser gateway is off on this host; an admin turns it on with listen in the [web] section of \(configuration.configurationFile ?? ConfigurationFile.defaultPath).")
-        }
-        guard (1...BrowserLink.maximumTTLSeconds).contains(ttlSeconds) else {
-            throw DeskError(.invalidDuration, "a link may wait from 1s to 24h for its use, not \(ttlSeconds)s; for example: deskctl url \(display) --ttl 10m.")
-        }
+        let base = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl url \(display) --ttl 10m")
         let managed = try await session(on: display, caller: caller, action: "open in a browser")
         let session = await managed.session
         guard session.rfbSocket != nil else {
@@ -440,6 +449,60 @@ public final class SessionService: Sendable {
                                                ttl: .seconds(ttlSeconds))
         return BrowserLink(display: display, url: base + "/open#token=" + token,
                            expiresAt: Date().addingTimeInterval(Double(ttlSeconds)), viewOnly: viewOnly)
+    }
+
+    /// Where links start, once the gateway is on and the TTL is one a link may have; what
+    /// `start --web` checks before it starts anything.
+    func browserLinkBase(ttlSeconds: Int, hostName: String, example: String) throws(DeskError) -> String {
+        let configuration = self.configuration
+        guard let base = configuration.web.baseURL(hostName: hostName) else {
+            throw DeskError(.gatewayOff, "the browser gateway is off on this host; an admin turns it on with listen in the [web] section of \(configuration.configurationFile ?? ConfigurationFile.defaultPath).")
+        }
+        guard (1...BrowserLink.maximumTTLSeconds).contains(ttlSeconds) else {
+            throw DeskError(.invalidDuration, "a link may wait from 1s to 24h for its use, not \(ttlSeconds)s; for example: \(example).")
+        }
+        return base
+    }
+
+    /// A start that also hands out a browser link: refused before anything starts if no link
+    /// could be made, so the caller never gets half of what they asked for.
+    func startForBrowser(_ options: StartOptions, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> (Session, BrowserLink?) {
+        _ = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl start --web --ttl 10m")
+        guard !configuration.vncExposure.usesTCP else {
+            throw DeskError(.gatewayOff, "desktops here serve viewers on TCP ports (network.listen), and the gateway relays only to a session's Unix socket; start without --web, or an admin sets network.listen = \"unix\".")
+        }
+        let session = try await start(options, caller: caller)
+        // The desktop is running either way; a link that cannot be minted now (the session
+        // ended at once) is told by its absence, and deskctl url can mint one later.
+        let link = try? await browserLink(session.display, viewOnly: false, ttlSeconds: ttlSeconds, hostName: hostName, caller: caller)
+        return (session, link)
+    }
+
+    // MARK: Metrics
+
+    /// Every metric, as Prometheus reads it (`deskctl metrics`, `[metrics] listen`). Viewer
+    /// counts are as fresh as this scrape: the census runs first.
+    public func metricsText() async -> String {
+        await refresh()
+        var byState: [SessionState: Int] = [:]
+        var viewers = 0, browsers = 0
+        let sessions = await registry.all
+        for managed in sessions {
+            let session = await managed.session
+            byState[session.state, default: 0] += 1
+            viewers += session.clients
+            browsers += environment.browsers.count(sessionID: managed.id)
+        }
+        let held = await registry.heldDisplays.count
+        return environment.metrics.text(with: .init(
+            sessionsByState: byState,
+            // A browser's relay is one of Xvnc's connections, so the census counted it too; the
+            // two are read a moment apart, hence the floor.
+            nativeViewers: max(0, viewers - browsers), browserViewers: browsers,
+            freeDisplays: max(0, configuration.displayRange.count - held),
+            outstandingLinks: environment.links.outstanding(),
+            residentBytes: ProcFS.ownResidentBytes()
+        ))
     }
 
     // MARK: Viewers, foreign displays

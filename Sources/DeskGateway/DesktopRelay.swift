@@ -89,7 +89,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         environment.registry.remove(context.channel)
-        if countedAsRelay { environment.metrics.relaysOpen.subtract(1, ordering: .relaxed) }
+        if countedAsRelay { environment.metrics.relayClosed() }
         phase = .closing
         self.context = nil
         desktop?.close()
@@ -216,8 +216,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
                 phase = .relaying
                 deadline?.cancel()
                 countedAsRelay = true
-                environment.metrics.relaysOpen.add(1, ordering: .relaxed)
-                environment.metrics.relaysOpenedTotal.add(1, ordering: .relaxed)
+                environment.metrics.relayOpened()
                 logger.info("browser relayed to desktop", metadata: ["session.view-only": "\(grant.viewOnly)"])
             }
             if forward.readableBytes > 0 { desktop?.write(forward) }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import DeskLinux
 import Glibc
 import Logging
@@ -17,12 +18,13 @@ import Synchronization
 /// swift-service-lifecycle `Service`), then closes every connection, relays included.
 public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
-    public let metrics = GatewayMetrics()
+    public let metrics: GatewayMetrics
     private let authority: any GatewayAuthority
     private let logger: Logger
     private let group: any EventLoopGroup
     private let registry = RelayRegistry()
     private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private let addresses = Mutex(AddressQuota())
     private let listening = Mutex<Listening>(.notYet([]))
 
     private enum Listening {
@@ -31,9 +33,13 @@ public final class Gateway: Sendable {
         case ended(GatewayError)
     }
 
+    /// `metricsFactory` receives the gateway's counters (deskd's Prometheus registry); by default
+    /// they are kept in `metrics` only.
     public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, logger: Logger,
+                metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
+        self.metrics = GatewayMetrics(factory: metricsFactory)
         self.authority = authority
         self.logger = logger
         self.group = eventLoopGroup
@@ -165,7 +171,15 @@ public final class Gateway: Sendable {
 
     private func initialize(_ channel: any Channel, environment: GatewayEnvironment, tls: NIOSSLContext?) throws {
         // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
+        let address = channel.remoteAddress?.ipAddress
+        guard addresses.withLock({ $0.admit(address, limit: configuration.limits.maxConnectionsPerAddress) }) else {
+            logger.debug("connection refused", metadata: ["reason": "address-capacity"])
+            metrics.refused(.addressCapacity)
+            try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
+            return
+        }
         guard metrics.admitConnection(limit: configuration.limits.maxConnections) else {
+            addresses.withLock { $0.release(address) }
             logger.debug("connection refused", metadata: ["reason": "capacity"])
             try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
             return
@@ -175,6 +189,7 @@ public final class Gateway: Sendable {
         let metrics = metrics
         channel.closeFuture.whenComplete { [self] _ in
             connections.withLock { _ = $0.removeValue(forKey: key) }
+            addresses.withLock { $0.release(address) }
             metrics.connectionClosed()
         }
 

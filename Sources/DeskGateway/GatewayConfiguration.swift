@@ -22,6 +22,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public struct Limits: Sendable, Equatable {
         /// Open connections (HTTP and WebSocket together); past it, new ones are closed at once.
         public var maxConnections: Int
+        /// Open connections from one remote address, so one machine cannot take every slot.
+        /// Loopback peers are exempt: behind nginx or Apache every browser comes from 127.0.0.1.
+        public var maxConnectionsPerAddress: Int
         /// A request's header block, in bytes.
         public var maxHeaderBytes: Int
         /// One WebSocket frame's payload, in bytes.
@@ -34,9 +37,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         /// To send a response to a client that reads slowly.
         public var responseTimeout: Duration
 
-        public init(maxConnections: Int = 256, maxHeaderBytes: Int = 16 << 10, maxFrameBytes: Int = 1 << 20,
+        public init(maxConnections: Int = 256, maxConnectionsPerAddress: Int = 32, maxHeaderBytes: Int = 16 << 10, maxFrameBytes: Int = 1 << 20,
                     maxClipboardBytes: Int = 1 << 20, handshakeTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60)) {
             self.maxConnections = maxConnections
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.maxHeaderBytes = maxHeaderBytes
             self.maxFrameBytes = maxFrameBytes
             self.maxClipboardBytes = maxClipboardBytes

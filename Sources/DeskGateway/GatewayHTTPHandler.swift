@@ -174,7 +174,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(request, .forbidden, contentType: "application/json", body: "{\"error\":\"\(OpenPage.refusedSentence)\"}", private: true)
                 return
             }
-            environment.metrics.exchangesAccepted.add(1, ordering: .relaxed)
+            environment.metrics.exchanged()
             var headers = HTTPHeaders()
             headers.add(name: "Set-Cookie", value: "\(RequestChecks.cookieName)=\(answer.cookie); HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=60")
             respond(request, .ok, contentType: "application/json", body: "{\"viewOnly\":\(answer.viewOnly)}", private: true, extraHeaders: headers)

@@ -1,11 +1,16 @@
+import CoreMetrics
 import Synchronization
 
-/// The gateway's counters, cheap enough to bump on every connection.
+/// The gateway's counters, cheap enough to bump on every connection. Each is kept twice: in an
+/// atomic, for the gateway's own decisions and its `snapshot`, and through swift-metrics into
+/// whatever factory deskd hands in (Prometheus's, for `deskctl metrics` and `/metrics`).
 public final class GatewayMetrics: Sendable {
     /// Why the gateway turned a connection or request away.
     public enum Refusal: String, Sendable, CaseIterable, Comparable {
         /// Too many connections open.
         case capacity
+        /// Too many connections open from the same remote address.
+        case addressCapacity = "address-capacity"
         /// A WebSocket upgrade (or an exchange) from a page of another origin.
         case origin
         /// An upgrade without a cookie, or with one that is unknown, used or expired.
@@ -37,12 +42,13 @@ public final class GatewayMetrics: Sendable {
         public var refused: [Refusal: Int]
     }
 
-    let connectionsOpen = Atomic<Int>(0)
-    let connectionsOpenedTotal = Atomic<Int>(0)
-    let relaysOpen = Atomic<Int>(0)
-    let relaysOpenedTotal = Atomic<Int>(0)
-    let exchangesAccepted = Atomic<Int>(0)
+    private let connectionsOpen = Atomic<Int>(0)
+    private let connectionsOpenedTotal = Atomic<Int>(0)
+    private let relaysOpen = Atomic<Int>(0)
+    private let relaysOpenedTotal = Atomic<Int>(0)
+    private let exchangesAccepted = Atomic<Int>(0)
     private let refusedCapacity = Atomic<Int>(0)
+    private let refusedAddressCapacity = Atomic<Int>(0)
     private let refusedOrigin = Atomic<Int>(0)
     private let refusedCookie = Atomic<Int>(0)
     private let refusedToken = Atomic<Int>(0)
@@ -52,7 +58,35 @@ public final class GatewayMetrics: Sendable {
     private let refusedRFB = Atomic<Int>(0)
     private let refusedDesktop = Atomic<Int>(0)
 
-    public init() {}
+    private let reported: Reported
+
+    /// The swift-metrics side: names as Prometheus shows them, no per-user or per-session labels.
+    private struct Reported: Sendable {
+        let connections: Meter
+        let connectionsTotal: CoreMetrics.Counter
+        let relays: Meter
+        let relaysTotal: CoreMetrics.Counter
+        let tokensExchanged: CoreMetrics.Counter
+        let tokensRefused: CoreMetrics.Counter
+        let refused: [Refusal: CoreMetrics.Counter]
+
+        init(factory: any MetricsFactory) {
+            connections = Meter(label: "deskd_gateway_connections", factory: factory)
+            connectionsTotal = CoreMetrics.Counter(label: "deskd_gateway_connections_total", factory: factory)
+            relays = Meter(label: "deskd_gateway_relays", factory: factory)
+            relaysTotal = CoreMetrics.Counter(label: "deskd_gateway_relays_total", factory: factory)
+            tokensExchanged = CoreMetrics.Counter(label: "deskd_gateway_tokens_total", dimensions: [("result", "exchanged")], factory: factory)
+            tokensRefused = CoreMetrics.Counter(label: "deskd_gateway_tokens_total", dimensions: [("result", "refused")], factory: factory)
+            refused = Dictionary(uniqueKeysWithValues: Refusal.allCases.map { reason in
+                (reason, CoreMetrics.Counter(label: "deskd_gateway_refusals_total", dimensions: [("reason", reason.rawValue)], factory: factory))
+            })
+        }
+    }
+
+    /// `factory` receives every counter as well; the default keeps them here only.
+    public init(factory: any MetricsFactory = NOOPMetricsHandler.instance) {
+        reported = Reported(factory: factory)
+    }
 
     public var snapshot: Snapshot {
         Snapshot(
@@ -71,6 +105,26 @@ public final class GatewayMetrics: Sendable {
 
     func refused(_ reason: Refusal) {
         withCounter(reason) { _ = $0.add(1, ordering: .relaxed) }
+        reported.refused[reason]?.increment()
+        if reason == .token { reported.tokensRefused.increment() }
+    }
+
+    /// A link's token traded for a cookie.
+    func exchanged() {
+        exchangesAccepted.add(1, ordering: .relaxed)
+        reported.tokensExchanged.increment()
+    }
+
+    func relayOpened() {
+        relaysOpen.add(1, ordering: .relaxed)
+        relaysOpenedTotal.add(1, ordering: .relaxed)
+        reported.relays.increment()
+        reported.relaysTotal.increment()
+    }
+
+    func relayClosed() {
+        relaysOpen.subtract(1, ordering: .relaxed)
+        reported.relays.decrement()
     }
 
     /// Counts a new connection in, unless `limit` are open already (then it is counted refused).
@@ -82,16 +136,20 @@ public final class GatewayMetrics: Sendable {
             return false
         }
         connectionsOpenedTotal.add(1, ordering: .relaxed)
+        reported.connections.increment()
+        reported.connectionsTotal.increment()
         return true
     }
 
     func connectionClosed() {
         connectionsOpen.subtract(1, ordering: .relaxed)
+        reported.connections.decrement()
     }
 
     private func withCounter<R>(_ reason: Refusal, _ body: (borrowing Atomic<Int>) -> R) -> R {
         switch reason {
         case .capacity: body(refusedCapacity)
+        case .addressCapacity: body(refusedAddressCapacity)
         case .origin: body(refusedOrigin)
         case .cookie: body(refusedCookie)
         case .token: body(refusedToken)

@@ -58,6 +58,18 @@ public enum ProcFS {
         return Process(pid: pid, stat: stat)
     }
 
+    /// This process's resident memory in bytes (/proc/self/statm, field 2, in pages).
+    public static func ownResidentBytes() -> Int? {
+        guard let statm = readText("/proc/self/statm") else { return nil }
+        return residentBytes(statm: statm, pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
+    }
+
+    static func residentBytes(statm: String, pageSize: Int) -> Int? {
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * pageSize
+    }
+
     /// Alive means not gone and not a zombie: a zombie holds nothing but its pid.
     public static func isAlive(_ pid: pid_t) -> Bool {
         guard let process = process(pid) else { return false }

@@ -26,6 +26,12 @@ extension Deskctl {
         @Option(help: "The desktop template, for example xterm or gnome.")
         var desktop: String?
 
+        @Flag(help: "Also print a one-time link that opens the desktop in a browser, through deskd's gateway (as deskctl url does).")
+        var web = false
+
+        @Option(help: "With --web: how long the link waits for its one use: 90s, 10m, 1h (at most 24h; default 60s).")
+        var ttl: String?
+
         @Flag(help: "Print the session as JSON, password and how to connect included.")
         var json = false
 
@@ -37,17 +43,22 @@ extension Deskctl {
                 do { _ = try ColorDepth.validate(depth) } catch { throw ValidationError(error.message) }
             }
             if let display { _ = try parseDisplay(display) }
+            if let ttl {
+                guard web else { throw ValidationError("--ttl is for the link of --web; add --web, or leave out --ttl.") }
+                do { _ = try IdleDuration.seconds(parsing: ttl) } catch { throw ValidationError(error.message) }
+            }
         }
 
         func run() throws {
             try reporting(json: json) {
                 let response = try connection.send(Request(
                     command: .start, user: user, display: try display.map(parseDisplay),
-                    geometry: geometry, depth: depth, desktop: desktop
+                    geometry: geometry, depth: depth, desktop: desktop,
+                    ttlSeconds: try ttl.map { text in try IdleDuration.seconds(parsing: text) }, web: web ? true : nil
                 ))
                 guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
-                    try printJSON(ConnectableSession(session: session, connect: response.connect))
+                    try printJSON(ConnectableSession(session: session, connect: response.connect, link: response.link))
                     return
                 }
                 print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
@@ -55,6 +66,14 @@ extension Deskctl {
                 if let connect = response.connect {
                     print("Connect:  \(TerminalText.escape(connect.sshTunnel))")
                     print("          then: \(connect.viewer)")
+                }
+                if web {
+                    if let link = response.link {
+                        print("Browser:  \(link.url)")
+                        print("          opens once, within \(ttl ?? "60s")")
+                    } else {
+                        print("Browser:  no link: the desktop ended as it started; see deskctl logs \(session.display).")
+                    }
                 }
             }
         }

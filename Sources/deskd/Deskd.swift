@@ -144,6 +144,7 @@ struct Deskd: AsyncParsableCommand {
         // The browser gateway, when [web] turns it on: deskd stops if it cannot listen, as it
         // does for its control socket, rather than run without what the admin asked for.
         if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: gateway)) }
+        if let metrics = service.metricsEndpoint(logger: logger) { services.append(.init(service: metrics)) }
         let group = ServiceGroup(configuration: .init(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -82,6 +82,14 @@ struct ConfigurationFileTests {
         ])
     }
 
+    @Test("metrics.listen takes an address and a port, localhost meaning 127.0.0.1, or off")
+    func metricsListen() throws {
+        #expect(try ConfigurationFile.parse("", path: "deskd.toml").metricsListen == nil)
+        #expect(try ConfigurationFile.parse("[metrics]\nlisten = \"localhost:9466\"\n", path: "deskd.toml").metricsListen
+            == ListenAddress(host: "127.0.0.1", port: 9466))
+        #expect(try ConfigurationFile.parse("[metrics]\nlisten = \"off\"\n", path: "deskd.toml").metricsListen == nil)
+    }
+
     @Test("an unknown key is refused with its line and the keys that exist")
     func unknownKey() throws {
         let error = try #require(parseError("[limits]\nmax_sessions = 3\nmax_session_per_user = 2\n"))
@@ -116,6 +124,8 @@ struct ConfigurationFileTests {
         ("[limits\nmax_sessions = 3\n", 1, "not valid TOML"),
         ("[limits]\nsession_memory = \"4 GB\"\n", 2, "limits.session_memory must be a size such as \"512M\""),
         ("[limits]\nsession_memory = \"1M\"\n", 2, "at least 64M"),
+        ("[metrics]\nlisten = \"9466\"\n", 2, "metrics.listen must be \"off\" or an IPv4 address and a port such as \"127.0.0.1:9466\""),
+        ("[metrics]\nlisten = \"127.0.0.1:0\"\n", 2, "metrics.listen must be"),
     ])
     func badValue(text: String, line: Int, words: String) throws {
         let error = try #require(parseError(text))

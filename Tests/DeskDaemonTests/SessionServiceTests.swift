@@ -193,7 +193,7 @@ import Testing
             directory: daemon.configuration.sessionDirectories.directory(for: id).path
         ), lifecycle: .starting, environment: environment)
         #expect(try await environment.registry.claim(Display(1), for: session, limits: SessionLimits()))
-        let kill = Task { await session.end(reason: "killed by root") }
+        let kill = Task { await session.end(.killed(by: "root")) }
         try await Task.sleep(for: .milliseconds(20))
 
         let plan = ManagedSession.LaunchPlan(
@@ -424,5 +424,62 @@ import Testing
         let reaped = try await daemon.service.reap(ReapOptions(idleSeconds: 7200), caller: Self.root, now: later)
         #expect(reaped.map(\.id) == [idle.id])
         #expect(await daemon.service.list(all: true, caller: Self.root).map(\.id) == [watched.id])
+    }
+
+    // MARK: Metrics
+
+    /// The value of one line of the metrics text, e.g. `deskd_sessions{state="ready"}`.
+    static func metric(_ name: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test func metricsCountStartsFailuresEndsAndWhatIsRunning() async throws {
+        let daemon = try Daemon { $0.limits.maxSessionsPerUser = 1; $0.displayRange = 1...10 }
+        defer { daemon.remove() }
+        let first = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        _ = try await daemon.service.start(StartOptions(), caller: Self.bob)
+        await #expect(throws: DeskError.self) { try await daemon.service.start(StartOptions(), caller: Self.alice) }
+        _ = try await daemon.service.kill(.display(first.display), caller: Self.alice)
+
+        let text = await daemon.service.metricsText()
+        #expect(Self.metric("deskd_session_starts_total{result=\"started\"}", in: text) == 2, "\(text)")
+        #expect(Self.metric("deskd_session_starts_total{result=\"failed\"}", in: text) == 1, "\(text)")
+        #expect(Self.metric("deskd_session_start_failures_total{reason=\"limit-reached\"}", in: text) == 1, "\(text)")
+        #expect(Self.metric("deskd_sessions_ended_total{reason=\"killed\"}", in: text) == 1, "\(text)")
+        #expect(Self.metric("deskd_sessions_ended_total{reason=\"idle-limit\"}", in: text) == 0, "every reason is there from the start: \(text)")
+        #expect(Self.metric("deskd_sessions{state=\"ready\"}", in: text) == 1, "\(text)")
+        #expect(Self.metric("deskd_sessions{state=\"starting\"}", in: text) == 0, "\(text)")
+        #expect(Self.metric("deskd_displays_free", in: text) == 9, "\(text)")
+        #expect(Self.metric("deskd_session_start_seconds_count", in: text) == 2, "\(text)")
+        #expect(Self.metric("deskd_viewers{kind=\"browser\"}", in: text) == 0, "\(text)")
+        #expect(text.contains("# TYPE deskd_sessions gauge") && text.contains("# TYPE deskd_session_starts_total counter"), "\(text)")
+        #expect(!text.contains("alice") && !text.contains("bob"), "a metric names a user")
+
+        // Over the control socket, for admins only.
+        let refused = try await daemon.send(Request(command: .metrics), as: Self.alice)
+        #expect(refused.deskError?.code == .permissionDenied)
+        let answered = try await daemon.send(Request(command: .metrics), as: Self.root)
+        #expect(answered.metrics?.contains("deskd_sessions{state=\"ready\"} 1") == true, "\(answered.metrics ?? "")")
+    }
+
+    @Test func startForTheBrowserIsRefusedBeforeAnythingStartsWhenTheGatewayIsOff() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let before = daemon.host.events
+        await #expect { try await daemon.service.startForBrowser(StartOptions(), ttlSeconds: 60, hostName: "host", caller: Self.alice) }
+            throws: { ($0 as? DeskError)?.code == .gatewayOff }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(daemon.host.events == before, "a refused start --web touched the host")
+    }
+
+    @Test func startForTheBrowserHandsOutALinkToTheNewSession() async throws {
+        let daemon = try Daemon { $0.web.host = "127.0.0.1"; $0.web.port = 8443 }
+        defer { daemon.remove() }
+        let (session, link) = try await daemon.service.startForBrowser(StartOptions(), ttlSeconds: 600, hostName: "host", caller: Self.alice)
+        let made = try #require(link)
+        #expect(made.display == session.display && !made.viewOnly)
+        #expect(made.url.hasPrefix("http://127.0.0.1:8443/open#token="))
+        await #expect { try await daemon.service.startForBrowser(StartOptions(), ttlSeconds: 0, hostName: "host", caller: Self.alice) }
+            throws: { ($0 as? DeskError)?.code == .invalidDuration }
     }
 }

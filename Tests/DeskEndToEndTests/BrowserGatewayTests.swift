@@ -73,6 +73,66 @@ struct BrowserGatewayTests {
         #expect(!history.contains { ($0.detail ?? "").contains(String(link.url.split(separator: "=").last ?? "-")) })
     }
 
+    /// The line of a metric in `deskctl metrics`, e.g. `deskd_viewers{kind="browser"}`, as its value.
+    static func value(_ metric: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(metric + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test func aBrowserIsAViewerInListReapAndMetricsAndKillClosesIt() throws {
+        let owner = try TestUsers.ensure("deskt-olga")
+        let port = try Self.freePort()
+        let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+        defer { daemon.shutDown(); TestUsers.reap(owner) }
+
+        // start --web hands out the link with the session, and prints it for a person too.
+        struct Started: Decodable { let display: Display; let link: BrowserLink? }
+        let result = try daemon.deskctl(["start", "--user", owner.name, "--web", "--ttl", "5m", "--json"])
+        try #require(result.status == 0, "start --web: \(result.stdout)\(result.stderr)")
+        let started = try result.decode(Started.self)
+        let link = try #require(started.link, "start --web gave no link: \(result.stdout)")
+        #expect(link.url.hasPrefix("http://127.0.0.1:\(port)/open#token=") && !link.viewOnly)
+        #expect(link.expiresAt.timeIntervalSinceNow > 240)
+        let printed = try daemon.deskctl(["start", "--user", owner.name, "--web"])
+        #expect(printed.status == 0 && printed.stdout.contains("Browser:  http://127.0.0.1:\(port)/open#token="), "\(printed.stdout)")
+
+        let browser = try BrowserHarness.Staying(link.url, seconds: 60)
+        try #require(browser.waitUntilConnected(), "the browser did not connect: \((try? browser.finish())?.outcome.summary ?? "no report")")
+        func mine() throws -> Session? {
+            try daemon.deskctl(["list", "--json"], as: owner.name).decode(SessionList.self).sessions.first { $0.display == started.display }
+        }
+        // The browser is one of Xvnc's viewers: list counts it, and an idle reap passes the session by.
+        #expect(eventually(5) { (try? mine())?.clients == 1 }, "list does not count the browser: \(String(describing: try? mine()))")
+        let idle = try daemon.deskctl(["reap", "--idle", "1s", "--dry-run", "--json"]).decode([Session].self)
+        #expect(!idle.contains { $0.display == started.display }, "reap would kill a session watched in a browser")
+
+        // deskctl metrics (admins only) shows the session, the browser and the link's use.
+        let metrics = try daemon.deskctl(["metrics"])
+        #expect(metrics.status == 0, "\(metrics.stderr)")
+        let text = metrics.stdout
+        #expect(Self.value("deskd_sessions{state=\"ready\"}", in: text) == 2, "\(text)")
+        #expect(Self.value("deskd_viewers{kind=\"browser\"}", in: text) == 1, "\(text)")
+        #expect(Self.value("deskd_viewers{kind=\"native\"}", in: text) == 0, "\(text)")
+        #expect(Self.value("deskd_session_starts_total{result=\"started\"}", in: text) == 2, "\(text)")
+        #expect(Self.value("deskd_gateway_tokens_total{result=\"exchanged\"}", in: text) == 1, "\(text)")
+        #expect(Self.value("deskd_gateway_relays", in: text) == 1, "\(text)")
+        #expect(Self.value("deskd_browser_links_outstanding", in: text) == 1, "the second start's link is outstanding: \(text)")
+        #expect((Self.value("process_resident_memory_bytes", in: text) ?? 0) > Double(1 << 20), "\(text)")
+        #expect(text.contains("deskd_session_start_seconds_bucket"), "\(text)")
+        #expect(!text.contains(owner.name), "a metric names a user")
+        let refused = try daemon.deskctl(["metrics"], as: owner.name)
+        #expect(refused.status == 1 && refused.stderr.contains("for admins"), "\(refused.stderr)")
+
+        // A kill closes the browser's connection at once, and the metrics say how it ended.
+        let kill = try daemon.deskctl(["kill", started.display.description])
+        #expect(kill.status == 0, "\(kill.stderr)")
+        let run = try browser.finish()
+        #expect(run.outcome.droppedAfter != nil, "the browser stayed connected after the kill: \(run.outcome.summary)")
+        let after = try daemon.deskctl(["metrics"]).stdout
+        #expect(Self.value("deskd_sessions_ended_total{reason=\"killed\"}", in: after) == 1, "\(after)")
+        #expect(Self.value("deskd_viewers{kind=\"browser\"}", in: after) == 0, "\(after)")
+        #expect(Self.value("deskd_gateway_relays", in: after) == 0, "\(after)")
+    }
+
     @Test func aGatewayOffTheHostSaysHowToTurnItOn() throws {
         let owner = try TestUsers.ensure("deskt-olga")
         let daemon = try DaemonUnderTest()
@@ -81,6 +141,11 @@ struct BrowserGatewayTests {
         let result = try daemon.deskctl(["url", session.display.description, "--json"], as: owner.name)
         #expect(result.status == 1)
         #expect(result.stdout.contains("\"gateway-off\"") && result.stdout.contains("[web]"))
+        // start --web is refused before anything starts.
+        let before = try daemon.deskctl(["list", "--json"], as: owner.name).decode(SessionList.self).sessions.count
+        let web = try daemon.deskctl(["start", "--web"], as: owner.name)
+        #expect(web.status == 1 && web.stderr.contains("[web]"), "\(web.stderr)")
+        #expect(try daemon.deskctl(["list", "--json"], as: owner.name).decode(SessionList.self).sessions.count == before)
     }
 }
 }

@@ -35,6 +35,9 @@ enum BrowserHarness {
         let console: [String]
         let webSockets: [WebSocket]
         let error: String?
+        /// With `stay`: seconds into the stay at which the server closed the connection (nil: it did not).
+        let droppedAfter: Double?
+        let statusAfterStay: String?
 
         /// One WebSocket the page opened: frames each way, and how it ended.
         struct WebSocket: Decodable {
@@ -68,11 +71,50 @@ enum BrowserHarness {
         if let type { arguments += ["--type", type] }
         if expectRefusal { arguments.append("--expect-refusal") }
         if ignoreViewOnly { arguments.append("--ignore-view-only") }
-        let result = try CommandResult.run("/usr/bin/python3", arguments)
+        return try outcome(of: CommandResult.run("/usr/bin/python3", arguments))
+    }
+
+    private static func outcome(of result: CommandResult) throws -> Run {
         guard let outcome = try? JSONDecoder().decode(Outcome.self, from: Data(result.stdout.utf8)) else {
             throw HarnessFailed(status: result.status, output: result.stdout + result.stderr)
         }
         return Run(outcome: outcome, status: result.status, stderr: result.stderr)
+    }
+
+    /// A browser that stays on a desktop while the test looks at the server (`--stay`).
+    final class Staying {
+        private let process = Process()
+        private let out = Pipe(), err = Pipe()
+
+        init(_ url: String, seconds: Double) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = [BrowserHarness.script, "open", url, "--viewport", "640x480", "--stay", String(seconds)]
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Waits for the browser to be connected and staying (or for the harness to end without).
+        func waitUntilConnected() -> Bool {
+            var seen = Data()
+            let handle = err.fileHandleForReading
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { return false }
+                seen.append(chunk)
+                if String(decoding: seen, as: UTF8.self).contains("stayStarted") { return true }
+            }
+        }
+
+        /// The harness's report, once the stay ends (the server dropped it, or the time ran out).
+        func finish() throws -> Run {
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return try BrowserHarness.outcome(of: CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                                                                stderr: String(decoding: stderr, as: UTF8.self)))
+        }
     }
 
     struct HarnessFailed: Error, CustomStringConvertible {

@@ -204,3 +204,11 @@ import Testing
         return status == 0 ? pid : nil
     }
 }
+
+@Suite struct ResidentMemoryTests {
+    @Test func statmsSecondFieldIsResidentPages() {
+        #expect(ProcFS.residentBytes(statm: "5123 1234 456 12 0 789 0\n", pageSize: 4096) == 1234 * 4096)
+        #expect(ProcFS.residentBytes(statm: "garbage", pageSize: 4096) == nil)
+        #expect((ProcFS.ownResidentBytes() ?? 0) > 0)
+    }
+}

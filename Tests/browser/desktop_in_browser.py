@@ -5,7 +5,7 @@ The end-to-end tests call this as a subprocess and read one JSON object from std
 
     desktop_in_browser.py open URL [--screenshot PNG] [--canvas-png PNG] [--type TEXT]
                                    [--timeout S] [--settle S] [--expect-refusal]
-                                   [--ignore-view-only] [--viewport WxH]
+                                   [--ignore-view-only] [--viewport WxH] [--stay S]
     desktop_in_browser.py check
 
 `open` launches Debian's headless Chromium (/usr/bin/chromium, through Playwright for Python,
@@ -35,6 +35,11 @@ Exit status: 0 when the outcome is the one asked for (connected and not blank; o
 Playwright, no Chromium, bad arguments) or the browser stopped answering. The JSON is printed
 in every case. `--canvas-png` saves the canvas's own pixels (toDataURL), `--screenshot` the
 page as a user sees it, noVNC's control bar included.
+
+`--stay S` keeps a connected page open up to S more seconds, for a caller that looks at the
+server meanwhile (a viewer count, a kill): it ends early when the server closes the connection,
+and "droppedAfter" says after how many seconds that was (null: still connected), and
+"statusAfterStay" what noVNC said then. "stayStarted" is printed to stderr when the stay begins.
 
 `check` prints {"ready": bool, "reason": ...}: whether Playwright and Chromium are there, so a
 test can skip with a clear message instead of failing.
@@ -150,7 +155,7 @@ def open_desktop(args):
         "url": args.url, "connected": False, "refused": False, "width": 0, "height": 0,
         "distinctColours": 0, "nonBlank": False, "status": None, "httpStatus": None,
         "title": None, "pageText": None, "typed": None, "screenshot": None, "canvasPNG": None,
-        "console": [], "webSockets": [], "error": None,
+        "console": [], "webSockets": [], "error": None, "droppedAfter": None, "statusAfterStay": None,
     }
     reason = readiness()
     if reason:
@@ -173,7 +178,7 @@ def open_desktop(args):
         os._exit(2)
 
     signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(int(args.timeout + args.settle) + 30)
+    signal.alarm(int(args.timeout + args.settle + args.stay) + 30)
     deadline = time.monotonic() + args.timeout
     browser = None
     try:
@@ -275,6 +280,18 @@ def open_desktop(args):
                 result["screenshot"] = args.screenshot
             if not result["connected"] and not result["refused"]:
                 result["error"] = f"noVNC did not connect within {args.timeout:g} s (status: {state['status']!r})"
+            if result["connected"] and args.stay > 0:
+                sys.stderr.write("stayStarted\n")
+                sys.stderr.flush()
+                began = time.monotonic()
+                while time.monotonic() < began + args.stay:
+                    state = page.evaluate(PAGE_STATE)
+                    if not state["connected"]:
+                        result["droppedAfter"] = round(time.monotonic() - began, 3)
+                        break
+                    page.wait_for_timeout(100)
+                page.wait_for_timeout(200)  # noVNC's words on the disconnect
+                result["statusAfterStay"] = page.evaluate(PAGE_STATE)["status"]
             browser.close()
             browser = None
     except (PlaywrightError, OSError) as error:
@@ -305,6 +322,8 @@ def main():
     opening.add_argument("--expect-refusal", action="store_true", help="succeed only if the page refuses to connect")
     opening.add_argument("--ignore-view-only", action="store_true", help="set view_only=0 in the URL, so noVNC sends input anyway")
     opening.add_argument("--viewport", default="1280x800", metavar="WxH", help="the browser window's size (1280x800)")
+    opening.add_argument("--stay", type=float, default=0, metavar="S",
+                         help="keep a connected page open up to S seconds, ending early if the server closes it")
     commands.add_parser("check", help="say whether Playwright and Chromium are there")
     try:
         args = parser.parse_args()

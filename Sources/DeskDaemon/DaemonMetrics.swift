@@ -1,0 +1,107 @@
+import CoreMetrics
+import DeskCore
+import Prometheus
+
+/// deskd's metrics, in Prometheus's text format for `deskctl metrics` and `[metrics] listen`.
+///
+/// What happens (starts, their latency, failures, ends) is counted through swift-metrics as it
+/// happens; what is (sessions by state, viewers, free displays, memory) is read at each scrape
+/// and set on gauges. The registry is deskd's own, not the process-wide MetricsSystem, so tests
+/// that run many services in one process each see their own numbers.
+///
+/// No label names a user, a session or an address: the text may go to a monitoring system
+/// every user's admin can read, and label values must stay few.
+final class DaemonMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    /// For the gateway's counters, which land in the same registry.
+    let factory: PrometheusMetricsFactory
+
+    static let startLatencyName = "deskd_session_start_seconds"
+
+    private let started: CoreMetrics.Counter
+    private let failed: CoreMetrics.Counter
+    private let startLatency: CoreMetrics.Timer
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // A start is Xvnc's launch plus a PAM login: tens of milliseconds to seconds.
+        factory.durationHistogramBuckets[Self.startLatencyName] = [
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400),
+            .milliseconds(800), .seconds(1.5), .seconds(3), .seconds(6), .seconds(12), .seconds(30),
+        ]
+        self.factory = factory
+        started = CoreMetrics.Counter(label: "deskd_session_starts_total", dimensions: [("result", "started")], factory: factory)
+        failed = CoreMetrics.Counter(label: "deskd_session_starts_total", dimensions: [("result", "failed")], factory: factory)
+        startLatency = CoreMetrics.Timer(label: Self.startLatencyName, factory: factory)
+        // Every series exists from the start at 0, so a rate() over a fresh deskd has a baseline.
+        for kind in EndCause.kinds { _ = endedCounter(kind) }
+    }
+
+    // MARK: Events
+
+    func sessionStarted(after latency: Duration) {
+        started.increment()
+        startLatency.recordNanoseconds(latency.components.seconds * 1_000_000_000 + latency.components.attoseconds / 1_000_000_000)
+    }
+
+    /// A start refused or failed, by the error's code (a few dozen fixed values).
+    func startFailed(_ code: DeskError.Code) {
+        failed.increment()
+        // The registry hands back the same counter for the same name and labels.
+        CoreMetrics.Counter(label: "deskd_session_start_failures_total", dimensions: [("reason", code.rawValue)], factory: factory).increment()
+    }
+
+    func sessionEnded(_ cause: EndCause) {
+        endedCounter(cause.kind).increment()
+    }
+
+    private func endedCounter(_ kind: String) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: "deskd_sessions_ended_total", dimensions: [("reason", kind)], factory: factory)
+    }
+
+    // MARK: Scrape
+
+    /// What is true at a scrape, set on the gauges just before the text is written.
+    struct Sample: Sendable {
+        var sessionsByState: [SessionState: Int]
+        var nativeViewers: Int
+        var browserViewers: Int
+        var freeDisplays: Int
+        var outstandingLinks: Int
+        var residentBytes: Int?
+    }
+
+    static let states: [SessionState] = [.starting, .ready, .unresponsive, .stopping, .exited]
+
+    /// A gauge's name and help. Made each time: swift-prometheus's descriptor is not Sendable,
+    /// so it cannot be a shared constant.
+    private static func gauge(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "deskd", metricName: name, unitName: "", helpText: help)
+    }
+
+    private static var sessions: MetricNameDescriptor { gauge("sessions", "Sessions deskd holds, by state.") }
+    private static var viewers: MetricNameDescriptor {
+        gauge("viewers", "Viewers connected to sessions: native VNC clients, and browsers through the gateway.")
+    }
+    private static var freeDisplays: MetricNameDescriptor {
+        gauge("displays_free", "Displays in the configured range that no deskd session holds (X servers deskd did not start are not subtracted).")
+    }
+    private static var outstandingLinks: MetricNameDescriptor {
+        gauge("browser_links_outstanding", "One-time browser links minted and not yet used or expired.")
+    }
+    private static var resident: MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "process", metricName: "resident_memory", unitName: "bytes", helpText: "deskd's resident memory.")
+    }
+
+    func text(with sample: Sample) -> String {
+        for state in Self.states {
+            registry.makeGauge(descriptor: Self.sessions, labels: [("state", state.rawValue)]).set(Double(sample.sessionsByState[state] ?? 0))
+        }
+        registry.makeGauge(descriptor: Self.viewers, labels: [("kind", "native")]).set(Double(sample.nativeViewers))
+        registry.makeGauge(descriptor: Self.viewers, labels: [("kind", "browser")]).set(Double(sample.browserViewers))
+        registry.makeGauge(descriptor: Self.freeDisplays).set(Double(sample.freeDisplays))
+        registry.makeGauge(descriptor: Self.outstandingLinks).set(Double(sample.outstandingLinks))
+        if let bytes = sample.residentBytes { registry.makeGauge(descriptor: Self.resident).set(Double(bytes)) }
+        return registry.emitToString()
+    }
+}

@@ -1,0 +1,47 @@
+import DeskCore
+
+/// Why a session ended: the sentence `history` and `logs` show, and the kind the metrics count.
+enum EndCause: Sendable, Equatable {
+    /// `deskctl kill` by this caller.
+    case killed(by: String)
+    /// `deskctl reap --idle` by this caller.
+    case reaped(by: String)
+    /// The configured idle limit (`sessions.idle_limit`).
+    case idleLimit
+    /// Xvnc or the desktop exited on its own.
+    case exited(role: String)
+    /// Found dead when deskd came back.
+    case goneWhileAway
+    /// The start failed at this step.
+    case startFailed(String)
+
+    var reason: String {
+        switch self {
+        case .killed(let who): "killed by \(who)"
+        case .reaped(let who): "reaped idle by \(who)"
+        case .idleLimit: "idle limit"
+        case .exited(let role): "\(role) exited"
+        case .goneWhileAway: "gone while deskd was away"
+        case .startFailed(let step): step
+        }
+    }
+
+    /// The `reason` label of deskd_sessions_ended_total: a few fixed values, no names.
+    var kind: String {
+        switch self {
+        case .killed: "killed"
+        case .reaped: "reaped"
+        case .idleLimit: "idle-limit"
+        case .exited: "exited"
+        case .goneWhileAway: "gone"
+        case .startFailed: "start-failed"
+        }
+    }
+
+    static let kinds = ["killed", "reaped", "idle-limit", "exited", "gone", "start-failed"]
+}
+
+extension Caller {
+    /// The caller's account name, or their uid where the account database has none.
+    var displayName: String { userName ?? "uid \(uid)" }
+}
