@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// The life of a session as deskd sees it.
-public enum SessionState: String, Codable, Sendable {
+public enum SessionState: String, Codable, Sendable, CaseIterable {
     /// Xvnc launched, RFB not yet answering.
     case starting
     /// Xvnc completes an RFB handshake.

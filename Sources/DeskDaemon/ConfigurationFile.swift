@@ -308,6 +308,9 @@ public enum ConfigurationFile {
             }
             c.web.publicURL = text
         },
+        Key("web", "max_connections_per_address", takes: "a whole number from 1 to 256", default: "32",
+            "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback peers, which are every browser behind a proxy on this host, are not counted."
+        ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 256) },
         Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set."
         ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },

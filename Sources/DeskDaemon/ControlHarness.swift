@@ -161,6 +161,8 @@ public struct ControlHarness: Sendable {
         if action == .start {
             details.append("desktop=\(single?.desktop ?? request.desktop ?? "default")")
             if let geometry = single?.geometry.description ?? request.geometry { details.append("geometry=\(geometry)") }
+            // start --web hands out a browser link too: as much a credential as url's, so as traced.
+            if request.web == true { details.append("web ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
         }
         if let idle = request.idleSeconds, action == .reap { details.append("idle=\(idle)s") }
         if action == .url { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
@@ -172,7 +174,7 @@ public struct ControlHarness: Sendable {
             outcome = error.code.rawValue
         } else {
             switch action {
-            case .start: outcome = "started"
+            case .start: outcome = response.link == nil ? "started" : "started, link issued"
             case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
             case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
             case .ended: outcome = "ended"

@@ -34,7 +34,7 @@ final class DaemonMetrics: Sendable {
         failed = CoreMetrics.Counter(label: "deskd_session_starts_total", dimensions: [("result", "failed")], factory: factory)
         startLatency = CoreMetrics.Timer(label: Self.startLatencyName, factory: factory)
         // Every series exists from the start at 0, so a rate() over a fresh deskd has a baseline.
-        for kind in EndCause.kinds { _ = endedCounter(kind) }
+        for kind in EndCause.Kind.allCases { _ = endedCounter(kind) }
     }
 
     // MARK: Events
@@ -55,8 +55,8 @@ final class DaemonMetrics: Sendable {
         endedCounter(cause.kind).increment()
     }
 
-    private func endedCounter(_ kind: String) -> CoreMetrics.Counter {
-        CoreMetrics.Counter(label: "deskd_sessions_ended_total", dimensions: [("reason", kind)], factory: factory)
+    private func endedCounter(_ kind: EndCause.Kind) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: "deskd_sessions_ended_total", dimensions: [("reason", kind.rawValue)], factory: factory)
     }
 
     // MARK: Scrape
@@ -70,8 +70,6 @@ final class DaemonMetrics: Sendable {
         var outstandingLinks: Int
         var residentBytes: Int?
     }
-
-    static let states: [SessionState] = [.starting, .ready, .unresponsive, .stopping, .exited]
 
     /// A gauge's name and help. Made each time: swift-prometheus's descriptor is not Sendable,
     /// so it cannot be a shared constant.
@@ -94,7 +92,7 @@ final class DaemonMetrics: Sendable {
     }
 
     func text(with sample: Sample) -> String {
-        for state in Self.states {
+        for state in SessionState.allCases {
             registry.makeGauge(descriptor: Self.sessions, labels: [("state", state.rawValue)]).set(Double(sample.sessionsByState[state] ?? 0))
         }
         registry.makeGauge(descriptor: Self.viewers, labels: [("kind", "native")]).set(Double(sample.nativeViewers))

@@ -27,18 +27,20 @@ enum EndCause: Sendable, Equatable {
     }
 
     /// The `reason` label of deskd_sessions_ended_total: a few fixed values, no names.
-    var kind: String {
-        switch self {
-        case .killed: "killed"
-        case .reaped: "reaped"
-        case .idleLimit: "idle-limit"
-        case .exited: "exited"
-        case .goneWhileAway: "gone"
-        case .startFailed: "start-failed"
-        }
+    enum Kind: String, CaseIterable {
+        case killed, reaped, idleLimit = "idle-limit", exited, gone, startFailed = "start-failed"
     }
 
-    static let kinds = ["killed", "reaped", "idle-limit", "exited", "gone", "start-failed"]
+    var kind: Kind {
+        switch self {
+        case .killed: .killed
+        case .reaped: .reaped
+        case .idleLimit: .idleLimit
+        case .exited: .exited
+        case .goneWhileAway: .gone
+        case .startFailed: .startFailed
+        }
+    }
 }
 
 extension Caller {

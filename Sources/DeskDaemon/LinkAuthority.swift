@@ -35,7 +35,7 @@ extension WebSettings {
         guard let host else { return nil }
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
-            clipboard: clipboard,
+            clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress),
             publicOrigin: publicURL.map(Self.origin(of:))
         )
     }

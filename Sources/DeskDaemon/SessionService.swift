@@ -438,7 +438,13 @@ public final class SessionService: Sendable {
     func browserLink(_ display: Display, viewOnly: Bool, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> BrowserLink {
         let base = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl url \(display) --ttl 10m")
         let managed = try await session(on: display, caller: caller, action: "open in a browser")
+        return try await browserLink(to: managed, base: base, viewOnly: viewOnly, ttlSeconds: ttlSeconds, caller: caller)
+    }
+
+    /// The link itself, to this very session (not to whatever holds its display by now).
+    private func browserLink(to managed: ManagedSession, base: String, viewOnly: Bool, ttlSeconds: Int, caller: Caller) async throws(DeskError) -> BrowserLink {
         let session = await managed.session
+        let display = session.display
         guard session.rfbSocket != nil else {
             throw DeskError(.gatewayOff, "the session on \(display) serves viewers on a TCP port (network.listen), and the gateway relays only to a session's Unix socket; start desktops with network.listen = \"unix\" to open them in a browser.")
         }
@@ -467,38 +473,41 @@ public final class SessionService: Sendable {
     /// A start that also hands out a browser link: refused before anything starts if no link
     /// could be made, so the caller never gets half of what they asked for.
     func startForBrowser(_ options: StartOptions, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> (Session, BrowserLink?) {
-        _ = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl start --web --ttl 10m")
+        let base = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl start --web --ttl 10m")
         guard !configuration.vncExposure.usesTCP else {
             throw DeskError(.gatewayOff, "desktops here serve viewers on TCP ports (network.listen), and the gateway relays only to a session's Unix socket; start without --web, or an admin sets network.listen = \"unix\".")
         }
+        try environment.links.checkRoom(for: caller.uid)
         let session = try await start(options, caller: caller)
-        // The desktop is running either way; a link that cannot be minted now (the session
-        // ended at once) is told by its absence, and deskctl url can mint one later.
-        let link = try? await browserLink(session.display, viewOnly: false, ttlSeconds: ttlSeconds, hostName: hostName, caller: caller)
+        // The desktop is running either way. The link is to the session just started, found by
+        // its id: if it has already ended, its display may be someone else's by now.
+        guard let managed = await registry.session(id: session.id) else { return (session, nil) }
+        let link = try? await browserLink(to: managed, base: base, viewOnly: false, ttlSeconds: ttlSeconds, caller: caller)
         return (session, link)
     }
 
     // MARK: Metrics
 
     /// Every metric, as Prometheus reads it (`deskctl metrics`, `[metrics] listen`). Viewer
-    /// counts are as fresh as this scrape: the census runs first.
+    /// counts are the monitor's, at most a second old: a scrape, which anyone who reaches the
+    /// listener may send, costs a look at each session and never a census of the host.
     public func metricsText() async -> String {
-        await refresh()
         var byState: [SessionState: Int] = [:]
-        var viewers = 0, browsers = 0
+        var native = 0, browsers = 0
         let sessions = await registry.all
         for managed in sessions {
             let session = await managed.session
             byState[session.state, default: 0] += 1
-            viewers += session.clients
-            browsers += environment.browsers.count(sessionID: managed.id)
+            // A browser's relay is one of Xvnc's connections, so the census counted it too;
+            // the two are read a moment apart, hence the floor, per session.
+            let relayed = environment.browsers.count(sessionID: managed.id)
+            browsers += relayed
+            native += max(0, session.clients - relayed)
         }
         let held = await registry.heldDisplays.count
         return environment.metrics.text(with: .init(
             sessionsByState: byState,
-            // A browser's relay is one of Xvnc's connections, so the census counted it too; the
-            // two are read a moment apart, hence the floor.
-            nativeViewers: max(0, viewers - browsers), browserViewers: browsers,
+            nativeViewers: native, browserViewers: browsers,
             freeDisplays: max(0, configuration.displayRange.count - held),
             outstandingLinks: environment.links.outstanding(),
             residentBytes: ProcFS.ownResidentBytes()

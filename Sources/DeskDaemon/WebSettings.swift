@@ -16,6 +16,8 @@ public struct WebSettings: Sendable, Equatable {
     /// The URL links start with, when a proxy in front of the gateway serves it elsewhere
     /// (nginx or Apache doing TLS for a gateway on 127.0.0.1). nil: the gateway's own address.
     public var publicURL: String?
+    /// Open connections from one remote address (loopback peers, a proxy's, are not counted).
+    public var maxConnectionsPerAddress = GatewayConfiguration.Limits().maxConnectionsPerAddress
 
     public init() {}
 

@@ -50,6 +50,11 @@ public final class MetricsEndpoint: Sendable {
         }
         boundPort.withLock { $0 = server.localAddress?.port }
         logger.info("metrics listening", metadata: ["metrics.host": "\(host)", "metrics.port": "\(server.localAddress?.port ?? requestedPort)"])
+        if !GatewayConfiguration.isLoopback(host) {
+            logger.warning("metrics are served without authentication beyond loopback; firewall the port to the monitoring hosts", metadata: [
+                "metrics.host": "\(host)",
+            ])
+        }
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 try? await server.closeFuture.get()
@@ -124,6 +129,8 @@ private final class MetricsHandler: ChannelInboundHandler {
 
     private func send(_ status: HTTPResponseStatus, _ text: String, head: HTTPRequestHead,
                       to loopBound: NIOLoopBound<ChannelHandlerContext>, channel: any Channel) {
+        // The deadline may have closed the connection while the text was being made.
+        guard channel.isActive else { return }
         let context = loopBound.value
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: status == .ok ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8")

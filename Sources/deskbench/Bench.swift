@@ -105,7 +105,8 @@ func format(_ seconds: Double) -> String {
     if seconds.isNaN { return "n/a" }
     if seconds >= 10 { return String(format: "%.1f s", seconds) }
     if seconds >= 1 { return String(format: "%.2f s", seconds) }
-    return String(format: "%.1f ms", seconds * 1000)
+    if seconds >= 0.001 { return String(format: "%.1f ms", seconds * 1000) }
+    return String(format: "%.2f ms", seconds * 1000)
 }
 
 /// Used from concurrent starts only through what never changes after init (paths, users).
@@ -126,6 +127,8 @@ final class Bench: @unchecked Sendable {
     let deskdDisplays = 10...49
     let rawDisplays = 50...89
     let vncserverDisplay = 95
+    /// deskd's browser gateway, on loopback.
+    let webPort: Int
 
     init(options: Options) throws {
         self.options = options
@@ -134,6 +137,7 @@ final class Bench: @unchecked Sendable {
         socket = root.appendingPathComponent("deskd.sock").path
         users = try (1...options.users).map { index in try Self.ensureUser("deskb-\(index)") }
         vncUser = try Self.ensureUser("deskb-vnc")
+        webPort = try Self.freeLoopbackPort()
     }
 
     var deskctl: String { options.products + "/deskctl" }
@@ -159,6 +163,8 @@ final class Bench: @unchecked Sendable {
             log_level = "notice"
             [sessions]
             default_desktop = "bench"
+            [web]
+            listen = "127.0.0.1:\(webPort)"
             """.write(to: config, atomically: true, encoding: .utf8)
         // The sessions' desktop is a process that waits: raw Xtigervnc starts no desktop either,
         // and forty xterms drawing would load the two cores the measures share.

@@ -34,6 +34,11 @@ struct Options {
     var sessions = 40
     var users = 8
     var idleSeconds = 60
+    var relayUpdates = 30
+    var relayRounds = 3
+    var relayPings = 300
+    /// Only the browser relay measure (deskd's gateway against websockify).
+    var relayOnly = false
     var products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init<S: Sequence>(_ arguments: S) throws where S.Element == String {
@@ -49,9 +54,14 @@ struct Options {
             case "--list-runs": listRuns = try value()
             case "--sessions": sessions = try value()
             case "--idle-seconds": idleSeconds = try value()
-            case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10
+            case "--relay-updates": relayUpdates = try value()
+            case "--relay-rounds": relayRounds = try value()
+            case "--relay-pings": relayPings = try value()
+            case "--relay-only": relayOnly = true
+            case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
-                print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--sessions N] [--idle-seconds N] [--quick]")
+                print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--sessions N] [--idle-seconds N]\n"
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--quick]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")
             }

@@ -22,11 +22,16 @@ extension Bench {
         report("")
         report("  " + "measure".padding(toLength: 38, withPad: " ", startingAt: 0) + "median".leftPadded(10) + "   " + "p10–p90".padding(toLength: 22, withPad: " ", startingAt: 0) + "ratio")
 
+        if options.relayOnly {
+            try browserRelays()
+            return
+        }
         try binaries()
         try startToReady()
         try concurrentStarts()
         try list()
         try killAndReap()
+        try browserRelays()
         report("")
         report("Ratios are medians of per-pair ratios, each pair measured back to back in this run.")
     }

@@ -70,9 +70,9 @@ extension Deskctl {
                 if web {
                     if let link = response.link {
                         print("Browser:  \(link.url)")
-                        print("          opens once, within \(ttl ?? "60s")")
+                        print("          opens once, within \(ttl ?? "\(BrowserLink.defaultTTLSeconds)s")")
                     } else {
-                        print("Browser:  no link: the desktop ended as it started; see deskctl logs \(session.display).")
+                        print("Browser:  no link: the session was no longer running when its link was to be made; see deskctl logs \(session.display).")
                     }
                 }
             }

@@ -40,8 +40,13 @@ import Testing
         let links = BrowserLinks()
         for _ in 0..<BrowserLinks.outstandingPerCaller { _ = try links.mint(Self.grant, ttl: .seconds(60)) }
         #expect { try links.mint(Self.grant, ttl: .seconds(60)) } throws: { ($0 as? DeskError)?.code == .limitReached }
+        // start --web asks the same before it starts a desktop it could not link to.
+        #expect { try links.checkRoom(for: 1001) } throws: { ($0 as? DeskError)?.code == .limitReached }
         var other = Self.grant
         other.issuedTo = 1002
+        try links.checkRoom(for: 1002)
         _ = try links.mint(other, ttl: .seconds(60))
+        #expect(links.outstanding() == BrowserLinks.outstandingPerCaller + 1)
+        #expect(links.outstanding(now: .now + .seconds(61)) == 0, "expired links are not outstanding")
     }
 }

@@ -88,6 +88,8 @@ struct ConfigurationFileTests {
         #expect(try ConfigurationFile.parse("[metrics]\nlisten = \"localhost:9466\"\n", path: "deskd.toml").metricsListen
             == ListenAddress(host: "127.0.0.1", port: 9466))
         #expect(try ConfigurationFile.parse("[metrics]\nlisten = \"off\"\n", path: "deskd.toml").metricsListen == nil)
+        let web = try ConfigurationFile.parse("[web]\nlisten = \"127.0.0.1:8443\"\nmax_connections_per_address = 100\n", path: "deskd.toml").web
+        #expect(web.gatewayConfiguration?.limits.maxConnectionsPerAddress == 100)
     }
 
     @Test("an unknown key is refused with its line and the keys that exist")

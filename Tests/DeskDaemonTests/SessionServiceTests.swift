@@ -481,5 +481,12 @@ import Testing
         #expect(made.url.hasPrefix("http://127.0.0.1:8443/open#token="))
         await #expect { try await daemon.service.startForBrowser(StartOptions(), ttlSeconds: 0, hostName: "host", caller: Self.alice) }
             throws: { ($0 as? DeskError)?.code == .invalidDuration }
+
+        // Through the control socket: the link is in the reply, and the audit trail says one was issued.
+        let reply = try await daemon.send(Request(command: .start, ttlSeconds: 120, web: true), as: Self.bob)
+        #expect(reply.ok && reply.link?.display == reply.sessions?.first?.display, "\(reply)")
+        let entry = try #require(try daemon.auditTrail.last { $0.command == .start })
+        #expect(entry.outcome == "started, link issued" && entry.detail?.contains("web ttl=120s") == true, "\(entry)")
+        #expect(!(entry.detail ?? "").contains(reply.link?.url.split(separator: "=").last.map(String.init) ?? "-"), "the token reached the audit trail")
     }
 }

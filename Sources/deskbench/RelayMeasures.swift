@@ -1,0 +1,161 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+
+extension Bench {
+    /// 6. A desktop in the browser: deskd's gateway against Debian's websockify relaying the same
+    /// session's socket, in one run: whole-screen Raw updates (bytes per second and the relay's
+    /// CPU per byte) and the round trip of a 1×1 update, with Xvnc's own socket as the floor.
+    func browserRelays() throws {
+        guard access(Self.websockify, X_OK) == 0 else {
+            report("browser relay: skipped, websockify is not installed (apt-get install websockify)")
+            return
+        }
+        let version = (try? Run.of("/usr/bin/dpkg-query", ["-W", "-f", "${Version}", "websockify"]).stdout) ?? "?"
+        let (session, _) = try deskctlStart(users[0])
+        defer { _ = try? deskctlKill(session.display) }
+        guard let socketPath = session.rfbSocket, let password = session.password else { throw Options.Usage("the relay's session has no socket") }
+        let websockify = try startWebsockify(target: socketPath)
+        defer { stopWebsockify(websockify.pid) }
+
+        let direct = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(path: socketPath), password: password) }
+        let gateway = { () throws -> RFBBenchClient in
+            let link = try Run.of(self.deskctl, ["url", session.display.description, "--json", "--socket", self.socket])
+            guard link.status == 0, let url = try? JSONDecoder.desk.decode(BrowserLink.self, from: Data(link.stdout.utf8)).url,
+                  let token = url.split(separator: "=").last else { throw Options.Usage("deskctl url failed: \(link.stdout)") }
+            let cookie = try WebSocketStream.exchange(token: String(token), port: self.webPort)
+            return try RFBBenchClient(WebSocketStream(port: self.webPort, cookie: cookie), password: nil)
+        }
+        let relayed = { () throws -> RFBBenchClient in try RFBBenchClient(WebSocketStream(port: websockify.port, cookie: nil), password: password) }
+        let probe = try direct()
+        let frame = probe.width * probe.height * probe.bytesPerPixel
+        report("browser relay: deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
+               + "\(options.relayUpdates) whole-screen Raw updates (\(frame / 1_000_000) MB each) × \(options.relayRounds) rounds, \(options.relayPings) round trips")
+
+        // Throughput and CPU per byte, the relays alternated round by round.
+        var rates: [String: [Double]] = [:], cpuPerGB: [String: [Double]] = [:]
+        for round in 0..<options.relayRounds {
+            var order: [(String, () throws -> RFBBenchClient, pid_t?)] = [("gateway", gateway, daemonPID), ("websockify", relayed, websockify.pid)]
+            if round % 2 == 1 { order.reverse() }
+            order.insert(("direct", direct, nil), at: 0)
+            for (name, connect, relay) in order {
+                let client = try connect()
+                for _ in 0..<2 { try client.update() }   // warm-up: buffers, the relay's first allocations
+                let cpuBefore = relay.map(cpuOfTree) ?? 0, start = now()
+                var bytes = 0
+                for _ in 0..<options.relayUpdates { bytes += try client.update() }
+                let seconds = now() - start, cpu = (relay.map(cpuOfTree) ?? 0) - cpuBefore
+                rates[name, default: []].append(Double(bytes) / seconds)
+                if relay != nil { cpuPerGB[name, default: []].append(cpu / (Double(bytes) / 1e9)) }
+            }
+        }
+        // Round by round, as every ratio here: the gateway's figure over websockify's from the same round.
+        let perRound = { (figures: [String: [Double]]) in
+            Stats(values: zip(figures["gateway"] ?? [], figures["websockify"] ?? []).map { $0 / $1 }).median
+        }
+        report(throughputRow("Xvnc's socket, no relay (ceiling)", rates["direct"] ?? []))
+        report(throughputRow("deskd gateway", rates["gateway"] ?? [],
+                             String(format: "%.2f× websockify's bytes/s (goal ≥ 1×)", perRound(rates))))
+        report(throughputRow("websockify", rates["websockify"] ?? []))
+        report(cpuRow("deskd gateway, CPU per GB moved", cpuPerGB["gateway"] ?? [],
+                      String(format: "%.2f× websockify's (goal ≤ 0.5×)", perRound(cpuPerGB))))
+        report(cpuRow("websockify, CPU per GB moved", cpuPerGB["websockify"] ?? []))
+
+        // Round trips of a 1×1 update, in blocks alternated across the three paths.
+        var trips: [String: [Double]] = [:]
+        // Closed before websockify is stopped: it waits for the children serving open connections.
+        var paths: [(String, RFBBenchClient)] = [("direct", try direct()), ("gateway", try gateway()), ("websockify", try relayed())]
+        defer { paths.removeAll() }
+        for (_, client) in paths { for _ in 0..<20 { try client.update(width: 1, height: 1) } }
+        let block = 25
+        for blockIndex in 0..<max(1, options.relayPings / block) {
+            for (name, client) in blockIndex % 2 == 0 ? paths : paths.reversed() {
+                for _ in 0..<block {
+                    let start = now()
+                    try client.update(width: 1, height: 1)
+                    trips[name, default: []].append(now() - start)
+                }
+            }
+        }
+        let floor = Stats(values: trips["direct"] ?? []).median
+        row("round trip, 1×1 update: Xvnc's socket", Stats(values: trips["direct"] ?? []))
+        row("… through deskd's gateway", Stats(values: trips["gateway"] ?? []),
+            String(format: "adds %.2f ms (goal < 1 ms)", (Stats(values: trips["gateway"] ?? []).median - floor) * 1000))
+        row("… through websockify", Stats(values: trips["websockify"] ?? []),
+            String(format: "adds %.2f ms", (Stats(values: trips["websockify"] ?? []).median - floor) * 1000))
+    }
+
+    static let websockify = "/usr/bin/websockify"
+
+    /// Debian's websockify on a free loopback port, relaying to the session's socket, as an
+    /// OOD-style setup would run it (one process per connection, forked). Root reads the socket.
+    func startWebsockify(target: String) throws -> (pid: pid_t, port: Int) {
+        let port = try Self.freeLoopbackPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.websockify)
+        process.arguments = ["--unix-target=\(target)", "127.0.0.1:\(port)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<500 {
+            if let probe = try? SocketReader.connectTCP(port: port) {
+                _ = probe   // closed on release; websockify logs and forgets a connection that sends nothing
+                return (process.processIdentifier, port)
+            }
+            usleep(10_000)
+        }
+        process.terminate()
+        throw Options.Usage("websockify did not listen on 127.0.0.1:\(port)")
+    }
+
+    /// SIGTERM to websockify and the children serving connections, SIGKILL to what is left after 2 s.
+    func stopWebsockify(_ pid: pid_t) {
+        let family = children(of: pid) + [pid]
+        for member in family { kill(member, SIGTERM) }
+        let deadline = now() + 2
+        while now() < deadline && family.contains(where: ProcFS.isAlive) { usleep(10_000) }
+        for member in family where ProcFS.isAlive(member) { kill(member, SIGKILL) }
+    }
+
+    private func children(of pid: pid_t) -> [pid_t] {
+        ProcFS.allPIDs().filter { child in
+            guard let stat = ProcFS.readText("/proc/\(child)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").dropFirst().first.flatMap { pid_t($0) } == pid
+        }
+    }
+
+    /// CPU seconds of a process and its live children: websockify serves each connection in a
+    /// child it forks, whose time reaches the parent's only once it has been reaped.
+    func cpuOfTree(_ pid: pid_t) -> Double {
+        children(of: pid).reduce(cpuSeconds(pid)) { $0 + cpuSeconds($1) }
+    }
+
+    static func freeLoopbackPort() throws -> Int {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Options.Usage("no free loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private func throughputRow(_ label: String, _ values: [Double], _ ratio: String = "") -> String {
+        let stats = Stats(values: values)
+        let mb = { (value: Double) in String(format: "%.0f MB/s", value / 1e6) }
+        return "  " + label.padding(toLength: 38, withPad: " ", startingAt: 0) + mb(stats.median).leftPadded(10) + "   "
+            + "\(mb(stats.percentile(0.1)))–\(mb(stats.percentile(0.9)))".padding(toLength: 22, withPad: " ", startingAt: 0) + ratio
+    }
+
+    private func cpuRow(_ label: String, _ values: [Double], _ ratio: String = "") -> String {
+        let stats = Stats(values: values)
+        let seconds = { (value: Double) in String(format: "%.2f s", value) }
+        return "  " + label.padding(toLength: 38, withPad: " ", startingAt: 0) + seconds(stats.median).leftPadded(10) + "   "
+            + "\(seconds(stats.percentile(0.1)))–\(seconds(stats.percentile(0.9)))".padding(toLength: 22, withPad: " ", startingAt: 0) + ratio
+    }
+}
