@@ -24,7 +24,7 @@ public struct LinkAuthority: GatewayAuthority {
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
-        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly)
+        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly)
     }
 }
 

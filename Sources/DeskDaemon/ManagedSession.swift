@@ -399,14 +399,15 @@ actor ManagedSession {
     /// What the gateway needs to log in to this session's Xvnc for a browser: its socket, the
     /// pid that must be serving it, and the full password, read now from the session's file (a
     /// `passwd` since the link was made counts). nil unless the session runs, on a Unix socket.
-    func gatewayLogin() async -> (endpoint: String, xvnc: Int32, password: String)? {
-        guard isRunning, case .unixSocket(let path) = endpoint else { return nil }
+    func gatewayLogin() async -> (endpoint: RFBEndpoint, address: String, xvnc: Int32, password: String)? {
+        let exposure = environment.configuration.value.vncExposure
+        guard isRunning, exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory
         guard let password = await onDedicatedThread({ host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) }) else {
             logger.warning("the gateway cannot read the session's password file", metadata: record.session.logMetadata)
             return nil
         }
-        return (path, record.session.pid, password)
+        return (endpoint, exposure.reachableAddress, record.session.pid, password)
     }
 
     // MARK: Passwords

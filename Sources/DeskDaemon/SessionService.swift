@@ -445,9 +445,7 @@ public final class SessionService: Sendable {
     private func browserLink(to managed: ManagedSession, base: String, viewOnly: Bool, ttlSeconds: Int, caller: Caller) async throws(DeskError) -> BrowserLink {
         let session = await managed.session
         let display = session.display
-        guard session.rfbSocket != nil else {
-            throw DeskError(.gatewayOff, "the session on \(display) serves viewers on a TCP port (network.listen), and the gateway relays only to a session's Unix socket; start desktops with network.listen = \"unix\" to open them in a browser.")
-        }
+        try checkGatewayCanLogIn(to: session.rfbSocket == nil)
         guard await managed.isRunning else {
             throw DeskError(.noSuchSession, "the session on \(display) is \(session.state.rawValue); a link is for a running session (see deskctl list).")
         }
@@ -455,6 +453,13 @@ public final class SessionService: Sendable {
                                                ttl: .seconds(ttlSeconds))
         return BrowserLink(display: display, url: base + "/open#token=" + token,
                            expiresAt: Date().addingTimeInterval(Double(ttlSeconds)), viewOnly: viewOnly)
+    }
+
+    /// The gateway logs in to Xvnc with the session's password: over TCP, Xvnc must offer
+    /// VncAuth (a session's Unix socket always does).
+    private func checkGatewayCanLogIn(to tcpSession: Bool) throws(DeskError) {
+        guard tcpSession, !configuration.vncExposure.allowsPasswordProbe else { return }
+        throw DeskError(.gatewayOff, "desktops here offer viewers only \(configuration.vncExposure.securityTypes.joined(separator: ", ")) (network.security_types), and the gateway logs in with VncAuth; add \"VncAuth\" there, or use a native viewer.")
     }
 
     /// Where links start, once the gateway is on and the TTL is one a link may have; what
@@ -474,9 +479,7 @@ public final class SessionService: Sendable {
     /// could be made, so the caller never gets half of what they asked for.
     func startForBrowser(_ options: StartOptions, ttlSeconds: Int, hostName: String, caller: Caller) async throws(DeskError) -> (Session, BrowserLink?) {
         let base = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl start --web --ttl 10m")
-        guard !configuration.vncExposure.usesTCP else {
-            throw DeskError(.gatewayOff, "desktops here serve viewers on TCP ports (network.listen), and the gateway relays only to a session's Unix socket; start without --web, or an admin sets network.listen = \"unix\".")
-        }
+        try checkGatewayCanLogIn(to: configuration.vncExposure.usesTCP)
         try environment.links.checkRoom(for: caller.uid)
         let session = try await start(options, caller: caller)
         // The desktop is running either way. The link is to the session just started, found by

@@ -105,7 +105,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         authenticated.completeWithTask {
             await onDedicatedThread {
                 Result { () throws(RFBClient.Failure) -> Int32 in
-                    let client = try RFBClient.connect(.unixSocket(path: grant.endpoint), xvnc: grant.xvnc, timeout: timeout)
+                    let client = try RFBClient.connect(grant.endpoint, host: grant.address, xvnc: grant.xvnc, timeout: timeout)
                     try client.authenticate(try client.greet(), password: grant.password)
                     return try client.duplicateSocket()
                 }

@@ -388,12 +388,19 @@ import Testing
             throws: { ($0 as? DeskError)?.code == .invalidDuration }
         _ = try await daemon.service.browserLink(mine.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.root)
 
-        // A session on a TCP port has no socket for the gateway: no link that would not open.
+        // A session on a TCP port gets a link (the gateway relays to its port), unless its Xvnc
+        // offers no VncAuth for the gateway to log in with: then no link that would not open.
         let tcp = try Daemon { $0.web.host = "127.0.0.1"; $0.vncExposure.listen = .loopback }
         defer { tcp.remove() }
         let onPort = try await tcp.service.start(StartOptions(), caller: Self.alice)
-        await #expect { try await tcp.service.browserLink(onPort.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.alice) }
-            throws: { ($0 as? DeskError)?.message.contains("network.listen") == true }
+        _ = try await tcp.service.browserLink(onPort.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.alice)
+        let tls = try Daemon {
+            $0.web.host = "127.0.0.1"; $0.vncExposure.listen = .loopback; $0.vncExposure.securityTypes = ["X509Vnc"]
+        }
+        defer { tls.remove() }
+        let certified = try await tls.service.start(StartOptions(), caller: Self.alice)
+        await #expect { try await tls.service.browserLink(certified.display, viewOnly: false, ttlSeconds: 60, hostName: "desk", caller: Self.alice) }
+            throws: { ($0 as? DeskError)?.message.contains("network.security_types") == true }
 
         let token = String(link.url.split(separator: "=").last ?? "")
         let traded = try #require(daemon.service.environment.links.exchange(token: token))

@@ -133,6 +133,19 @@ struct BrowserGatewayTests {
         #expect(Self.value("deskd_gateway_relays", in: after) == 0, "\(after)")
     }
 
+    @Test func aSessionOnATCPPortOpensInTheBrowserToo() throws {
+        let owner = try TestUsers.ensure("deskt-olga")
+        let port = try Self.freePort()
+        let daemon = try DaemonUnderTest(config: "[network]\nlisten = \"loopback\"\n[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+        defer { daemon.shutDown(); TestUsers.reap(owner) }
+        let session = try daemon.start(owner.name)
+        #expect(session.rfbPort != nil && session.rfbSocket == nil, "the session is not on TCP: \(session)")
+        let link = try Self.link(daemon, session.display, as: owner.name)
+        let page = try BrowserHarness.open(link.url, viewport: "640x480")
+        #expect(page.outcome.connected && page.outcome.nonBlank, "\(page.outcome.summary)")
+        #expect(page.outcome.status?.contains(owner.name) == true, "\(page.outcome.summary)")
+    }
+
     @Test func aGatewayOffTheHostSaysHowToTurnItOn() throws {
         let owner = try TestUsers.ensure("deskt-olga")
         let daemon = try DaemonUnderTest()

@@ -27,7 +27,7 @@ actor FakeAuthority: GatewayAuthority {
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
         guard let viewOnly = tokens.removeValue(forKey: token) else { return nil }
         let cookie = "c" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        cookies[cookie] = GatewayGrant(sessionID: "3", endpoint: endpoint, xvnc: getpid(), password: password, viewOnly: viewOnly)
+        cookies[cookie] = GatewayGrant(sessionID: "3", endpoint: .unixSocket(path: endpoint), xvnc: getpid(), password: password, viewOnly: viewOnly)
         return (cookie, viewOnly)
     }
 
