@@ -107,15 +107,7 @@ public final class Gateway: Sendable {
             ])
         }
 
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                try? await server.closeFuture.get()
-            } onGracefulShutdown: {
-                server.close(promise: nil)
-            }
-        } onCancel: {
-            server.close(promise: nil)
-        }
+        await server.serveUntilShutdown()
         let open = connections.withLock { Array($0.values) }
         for channel in open { channel.close(promise: nil) }
         for channel in open { try? await channel.closeFuture.get() }
@@ -283,4 +275,20 @@ private final class CapacityRefusal: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}
+
+extension Channel {
+    /// Waits for this listener to close, closing it when the task is cancelled or a graceful
+    /// shutdown begins (swift-service-lifecycle).
+    func serveUntilShutdown() async {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                try? await closeFuture.get()
+            } onGracefulShutdown: {
+                self.close(promise: nil)
+            }
+        } onCancel: {
+            self.close(promise: nil)
+        }
+    }
 }

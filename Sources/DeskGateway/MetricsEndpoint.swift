@@ -55,15 +55,7 @@ public final class MetricsEndpoint: Sendable {
                 "metrics.host": "\(host)",
             ])
         }
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                try? await server.closeFuture.get()
-            } onGracefulShutdown: {
-                server.close(promise: nil)
-            }
-        } onCancel: {
-            server.close(promise: nil)
-        }
+        await server.serveUntilShutdown()
     }
 
     private func initialize(_ channel: any Channel) throws {
