@@ -1,6 +1,12 @@
-/// An X display number, `:n`. deskd works within :1...:99 because 5900+100 collides with X's 6000.
+/// An X display number, `:n`, from :1 to :2000. A session on its Unix socket needs no port, so
+/// the number is just a name; on TCP its RFB port is a base plus the number (5900 unless
+/// `network.port_base` says otherwise), which must stay clear of X's own 6000-6063.
 public struct Display: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
-    public static let supportedRange: ClosedRange<Int> = 1...99
+    public static let supportedRange: ClosedRange<Int> = 1...2000
+    /// The classic VNC port of display 0: :1 is 5901.
+    public static let defaultRFBPortBase = 5900
+    /// X's own TCP ports for displays :0 to :63, which no RFB port may take.
+    public static let x11PortsInUse: ClosedRange<Int> = 6000...6063
 
     public let number: Int
 
@@ -20,8 +26,8 @@ public struct Display: Hashable, Comparable, Codable, Sendable, CustomStringConv
         self.number = n
     }
 
-    /// The VNC (RFB) TCP port Xvnc listens on for this display.
-    public var rfbPort: Int { 5900 + number }
+    /// The VNC (RFB) TCP port Xvnc listens on for this display, counted from `base`.
+    public func rfbPort(base: Int = Display.defaultRFBPortBase) -> Int { base + number }
     /// The X11 TCP port an X server would use for this display.
     public var x11Port: Int { 6000 + number }
     public var lockPath: String { "/tmp/.X\(number)-lock" }

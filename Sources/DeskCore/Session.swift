@@ -98,7 +98,9 @@ public struct Session: Codable, Sendable, Equatable {
     /// session's socket (sshd connects as the logged-in owner, the only one who may), and any
     /// viewer connects to that port. The local port is 5900+N by habit; any free one works.
     public func connectHints(host: String) -> ConnectHints {
-        let local = 5900 + display.number
+        // The viewer's end of the tunnel: the classic 5900+N up to :99; past it, 20000+N, clear
+        // of X's 6000-6063 on the viewer's own machine.
+        let local = display.number <= 99 ? display.rfbPort() : 20000 + display.number
         let target = rfbSocket ?? "localhost:\(rfbPort ?? local)"
         return ConnectHints(
             sshTunnel: "ssh -L \(local):\(target) \(user)@\(host)",

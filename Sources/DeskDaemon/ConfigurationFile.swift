@@ -68,6 +68,15 @@ public enum ConfigurationFile {
     /// Rules that span keys.
     static func crossCheck(_ c: DaemonConfiguration) -> (section: String, key: String, message: String)? {
         let exposure = c.vncExposure
+        if exposure.usesTCP {
+            let ports = Display(c.displayRange.lowerBound).rfbPort(base: exposure.portBase)...Display(c.displayRange.upperBound).rfbPort(base: exposure.portBase)
+            if ports.upperBound > 65535 {
+                return ("network", "port_base", "network.port_base \(exposure.portBase) puts display :\(c.displayRange.upperBound) on port \(ports.upperBound), past 65535; lower the base or the top of limits.displays.")
+            }
+            if ports.overlaps(Display.x11PortsInUse) {
+                return ("limits", "displays", "with TCP on, displays \(c.displayRange.lowerBound)-\(c.displayRange.upperBound) would listen on ports \(ports.lowerBound)-\(ports.upperBound), into 6000-6063, X's own; keep limits.displays within 1-99 or set network.port_base (for example 10000).")
+            }
+        }
         if exposure.securityTypes.contains("X509Vnc") && (exposure.tlsCertificate == nil || exposure.tlsKey == nil) {
             return ("network", "security_types", "network.security_types has X509Vnc, which needs network.tls_certificate and network.tls_key; set both or drop X509Vnc.")
         }
@@ -227,8 +236,8 @@ public enum ConfigurationFile {
         ) { c, v throws(Reason) in
             c.limits.allowedDesktops = try strings(v).map { text throws(Reason) in try desk(text) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } }
         },
-        Key("limits", "displays", takes: "a range \"LOW-HIGH\" within 1-99", default: "\"1-99\"",
-            "The X displays deskd allocates from, lowest free first. A display another X server holds is skipped and shown by deskctl list as foreign."
+        Key("limits", "displays", takes: "a range \"LOW-HIGH\" within 1-2000", default: "\"1-99\"",
+            "The X displays deskd allocates from, lowest free first. A display another X server holds is skipped and shown by deskctl list as foreign. Sessions on their Unix socket (network.listen = \"unix\") need no port, so the range may reach :2000; with TCP, every display's port network.port_base + N must stay clear of 6000-6063, X's own."
         ) { c, v throws(Reason) in c.displayRange = try displayRange(v) },
         Key("limits", "min_geometry", takes: "WIDTHxHEIGHT", default: "\"320x200\"",
             "The smallest screen a user may ask for."
@@ -249,8 +258,15 @@ public enum ConfigurationFile {
             c.startsPerMinute = n == 0 ? nil : n
         },
 
+        Key("network", "port_base", takes: "a whole number from 1024 to 65534", default: "5900",
+            "With TCP (network.listen other than \"unix\"), display :N listens on this plus N: 5901 for :1 by default. Displays past :99 on TCP need another base, since 6000-6063 are X's own ports, for example 10000 (then :1500 is 11500)."
+        ) { c, v throws(Reason) in
+            let base = try positive(v, max: 65534)
+            guard base >= 1024 else { throw Reason("must be from 1024 to 65534, not \(base)") }
+            c.vncExposure.portBase = base
+        },
         Key("network", "listen", takes: "\"unix\", \"loopback\" or an IPv4 address", default: "\"unix\"",
-            "Where Xvnc listens for viewers. \"unix\": no TCP port, only a 0600 socket of the owner's, /run/deskd/displays/N/rfb.sock, reached with ssh -L 5901:/run/deskd/displays/N/rfb.sock USER@HOST. \"loopback\": TCP 127.0.0.1:5900+N, where every local user can reach it and try the password. An address (\"0.0.0.0\" for every interface): TCP on it; use X509Vnc and a certificate."
+            "Where Xvnc listens for viewers. \"unix\": no TCP port, only a 0600 socket of the owner's, /run/deskd/displays/N/rfb.sock, reached with ssh -L 5901:/run/deskd/displays/N/rfb.sock USER@HOST. \"loopback\": TCP 127.0.0.1:5900+N (network.port_base+N), where every local user can reach it and try the password. An address (\"0.0.0.0\" for every interface): TCP on it; use X509Vnc and a certificate."
         ) { c, v throws(Reason) in
             let text = try string(v)
             switch text {
@@ -428,8 +444,9 @@ public enum ConfigurationFile {
     static func displayRange(_ v: any TOMLValueConvertible) throws(Reason) -> ClosedRange<Int> {
         let text = try string(v)
         let parts = text.split(separator: "-").map { $0.trimming() }
-        guard parts.count == 2, let lo = Int(parts[0]), let hi = Int(parts[1]), lo >= 1, hi <= 99, lo <= hi else {
-            throw Reason("must be a range such as \"1-99\" within 1-99, not \"\(text)\"")
+        let supported = Display.supportedRange
+        guard parts.count == 2, let lo = Int(parts[0]), let hi = Int(parts[1]), lo >= supported.lowerBound, hi <= supported.upperBound, lo <= hi else {
+            throw Reason("must be a range such as \"1-99\" within \(supported.lowerBound)-\(supported.upperBound), not \"\(text)\"")
         }
         return lo...hi
     }

@@ -97,6 +97,12 @@ public struct VNCExposure: Sendable, Equatable {
 
     public var usesTCP: Bool { listen != .unixSocket }
 
+    /// Display :N's RFB port is this plus N, when sessions listen on TCP.
+    public var portBase = Display.defaultRFBPortBase
+
+    /// Where the displays' RFB ports start, for the look at what holds them; nil without TCP.
+    public var rfbPortBase: Int? { usesTCP ? portBase : nil }
+
     /// False only for TCP on an address beyond loopback.
     public var isLoopbackOnly: Bool {
         guard case .address(let address) = listen else { return true }

@@ -312,7 +312,7 @@ actor ManagedSession {
             "-desktop", "\(user)'s desktop (\(display))",
             "-AlwaysShared",
         ]
-        + exposure.xvncArguments(unixSocket: directory.rfbSocket, port: display.rfbPort,
+        + exposure.xvncArguments(unixSocket: directory.rfbSocket, port: display.rfbPort(base: exposure.portBase),
                                  tlsFiles: exposure.tlsCertificate == nil ? nil : (directory.tlsCertificate, directory.tlsKey))
         + (configuration.xvncMaxIdleSeconds.map { ["-MaxIdleTime", String($0)] } ?? [])
         // The gateway can drop cut text on its way from a browser, but Xvnc's own travels among

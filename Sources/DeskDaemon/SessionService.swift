@@ -195,7 +195,7 @@ public final class SessionService: Sendable {
             let display = try await chooseDisplay(requested: options.display, skipping: tried, range: configuration.displayRange)
             let id = Self.newSessionID()
             let advertised: RFBEndpoint = configuration.vncExposure.usesTCP
-                ? .tcp(port: display.rfbPort) : .unixSocket(path: configuration.sessionDirectories.rfbSocket(for: display))
+                ? .tcp(port: display.rfbPort(base: configuration.vncExposure.portBase)) : .unixSocket(path: configuration.sessionDirectories.rfbSocket(for: display))
             let session = ManagedSession(record: SessionRecord(
                 session: Session(
                     id: id, user: account.name, uid: account.uid, gid: account.gid, display: display, endpoint: advertised, pid: 0,
@@ -235,9 +235,10 @@ public final class SessionService: Sendable {
     /// every actor; the registry's claim afterwards settles a race with another start.
     private func chooseDisplay(requested: Display?, skipping tried: Set<Display>, range: ClosedRange<Int>) async throws(DeskError) -> Display {
         let held = await registry.heldDisplays
+        let portBase = configuration.vncExposure.rfbPortBase
         let host = self.host
         let choice = await onDedicatedThread { () -> Result<(Display, [(Display, String)]), DeskError> in
-            let occupancy = host.displayOccupancy(in: range)
+            let occupancy = host.displayOccupancy(in: range, rfbPortBase: portBase)
             var planted: [(Display, String)] = []
             return Result { () throws(DeskError) in
                 let display = try DisplayAllocator(range: range).choose(requested: requested, skipping: tried) { display in
@@ -542,9 +543,9 @@ public final class SessionService: Sendable {
         guard caller.isAdmin else { return [] }
         let range = configuration.displayRange
         let held = await registry.heldDisplays
-        let host = self.host
+        let host = self.host, portBase = configuration.vncExposure.rfbPortBase
         return await onDedicatedThread {
-            let occupancy = host.displayOccupancy(in: range)
+            let occupancy = host.displayOccupancy(in: range, rfbPortBase: portBase)
             return range.map(Display.init).compactMap { display in
                 guard !held.contains(display) else { return nil }
                 let found = occupancy(display)

@@ -6,13 +6,20 @@ import Glibc
 /// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
 /// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
 public struct DisplaySnapshot: Sendable {
+    let rfbPortBase: Int?
     let listeningTCPPorts: Set<Int>
     let listeningUnixPaths: Set<String>
 
-    public static func take(displays: ClosedRange<Int>) -> DisplaySnapshot {
+    /// `rfbPortBase`: where the displays' RFB ports start when sessions listen on TCP (then a
+    /// port held by something else makes its display unusable); nil when they do not.
+    public static func take(displays: ClosedRange<Int>, rfbPortBase: Int? = Display.defaultRFBPortBase) -> DisplaySnapshot {
         let first = Display(displays.lowerBound), last = Display(displays.upperBound)
-        let ports = min(first.rfbPort, first.x11Port)...max(last.rfbPort, last.x11Port)
+        var ports = first.x11Port...last.x11Port
+        if let base = rfbPortBase {
+            ports = min(first.rfbPort(base: base), ports.lowerBound)...max(last.rfbPort(base: base), ports.upperBound)
+        }
         return DisplaySnapshot(
+            rfbPortBase: rfbPortBase,
             listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
             listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes)
         )
@@ -28,7 +35,7 @@ public struct DisplaySnapshot: Sendable {
         if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath) {
             return .xSocketListening
         }
-        for port in [display.rfbPort, display.x11Port] where listeningTCPPorts.contains(port) {
+        for port in [rfbPortBase.map(display.rfbPort(base:)), display.x11Port].compactMap({ $0 }) where listeningTCPPorts.contains(port) {
             return .tcpPortBound(port)
         }
         return .free

@@ -19,7 +19,7 @@ public protocol HostSystem: Sendable {
     // MARK: Displays
 
     /// What occupies each display of `range`: listeners are looked at once, lock files lazily.
-    func displayOccupancy(in range: ClosedRange<Int>) -> @Sendable (Display) -> DisplayOccupancy
+    func displayOccupancy(in range: ClosedRange<Int>, rfbPortBase: Int?) -> @Sendable (Display) -> DisplayOccupancy
     /// Removes a dead X server's lock, which Xvnc (running as the user) could not.
     func reclaimStaleLock(_ display: Display)
     /// Removes the lock only while it still names `pid`.

@@ -20,8 +20,8 @@ public final class LinuxHost: HostSystem {
 
     // MARK: Displays
 
-    public func displayOccupancy(in range: ClosedRange<Int>) -> @Sendable (Display) -> DisplayOccupancy {
-        let snapshot = DisplaySnapshot.take(displays: range)
+    public func displayOccupancy(in range: ClosedRange<Int>, rfbPortBase: Int?) -> @Sendable (Display) -> DisplayOccupancy {
+        let snapshot = DisplaySnapshot.take(displays: range, rfbPortBase: rfbPortBase)
         return { snapshot.occupancy(of: $0) }
     }
 

@@ -7,13 +7,15 @@ import Testing
         #expect(try Display(parsing: text).number == Int(text.filter(\.isNumber)))
     }
 
-    @Test(arguments: ["", ":", ":0", ":100", "abc", ":-1", ":3.0", ":٣"])
+    @Test(arguments: ["", ":", ":0", ":2001", "abc", ":-1", ":3.0", ":٣"])
     func refusesBadDisplays(text: String) {
         #expect(throws: DeskError.self) { try Display(parsing: text) }
     }
 
-    @Test func displayPorts() {
-        #expect(Display(7).rfbPort == 5907)
+    @Test func displayPorts() throws {
+        #expect(Display(7).rfbPort() == 5907)
+        #expect(Display(1500).rfbPort(base: 10000) == 11500)
+        #expect(try Display(parsing: ":2000").number == 2000, "displays past :99 are names, not ports")
         #expect(Display(7).x11Port == 6007)
         #expect(Display(7).lockPath == "/tmp/.X7-lock")
     }

@@ -82,6 +82,14 @@ struct ConfigurationFileTests {
         ])
     }
 
+    @Test("displays reach :2000 on Unix sockets, and on TCP with a port base clear of X's ports")
+    func displaysPast99() throws {
+        #expect(try ConfigurationFile.parse("[limits]\ndisplays = \"100-2000\"\n", path: "deskd.toml").displayRange == 100...2000)
+        let tcp = try ConfigurationFile.parse("[network]\nlisten = \"loopback\"\nport_base = 10000\n[limits]\ndisplays = \"1-2000\"\n", path: "deskd.toml")
+        #expect(tcp.vncExposure.rfbPortBase == 10000 && tcp.displayRange == 1...2000)
+        #expect(try ConfigurationFile.parse("", path: "deskd.toml").vncExposure.rfbPortBase == nil, "no TCP, no ports to look at")
+    }
+
     @Test("metrics.listen takes an address and a port, localhost meaning 127.0.0.1, or off")
     func metricsListen() throws {
         #expect(try ConfigurationFile.parse("", path: "deskd.toml").metricsListen == nil)
@@ -126,6 +134,10 @@ struct ConfigurationFileTests {
         ("[limits\nmax_sessions = 3\n", 1, "not valid TOML"),
         ("[limits]\nsession_memory = \"4 GB\"\n", 2, "limits.session_memory must be a size such as \"512M\""),
         ("[limits]\nsession_memory = \"1M\"\n", 2, "at least 64M"),
+        ("[limits]\ndisplays = \"1-2001\"\n", 2, "within 1-2000"),
+        ("[network]\nlisten = \"loopback\"\n[limits]\ndisplays = \"1-150\"\n", 4, "into 6000-6063, X's own; keep limits.displays within 1-99 or set network.port_base"),
+        ("[network]\nlisten = \"loopback\"\nport_base = 64000\n[limits]\ndisplays = \"1-2000\"\n", 3, "past 65535"),
+        ("[network]\nport_base = 80\n", 2, "from 1024 to 65534"),
         ("[metrics]\nlisten = \"9466\"\n", 2, "metrics.listen must be \"off\" or an IPv4 address and a port such as \"127.0.0.1:9466\""),
         ("[metrics]\nlisten = \"127.0.0.1:0\"\n", 2, "metrics.listen must be"),
     ])

@@ -69,7 +69,7 @@ final class FakeHost: HostSystem {
 
     // MARK: Displays
 
-    func displayOccupancy(in range: ClosedRange<Int>) -> @Sendable (Display) -> DisplayOccupancy {
+    func displayOccupancy(in range: ClosedRange<Int>, rfbPortBase: Int?) -> @Sendable (Display) -> DisplayOccupancy {
         let occupied = state.withLock { $0.occupied }
         return { occupied[$0.number] ?? .free }
     }

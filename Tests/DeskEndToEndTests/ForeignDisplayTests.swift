@@ -21,7 +21,7 @@ extension EndToEnd {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         server.arguments = ["--reuid", String(mallory.uid), "--regid", String(mallory.gid), "--clear-groups", "--",
-                            "/usr/bin/Xtigervnc", foreign.description, "-rfbport", String(foreign.rfbPort), "-localhost", "-SecurityTypes", "None"]
+                            "/usr/bin/Xtigervnc", foreign.description, "-rfbport", String(foreign.rfbPort()), "-localhost", "-SecurityTypes", "None"]
         server.standardError = FileHandle.nullDevice
         server.standardOutput = FileHandle.nullDevice
         try server.run()
@@ -33,7 +33,7 @@ extension EndToEnd {
             unlink(foreign.lockPath)
             unlink(foreign.socketPath)
         }
-        #expect(eventually { if case .answered = RFBHandshake.attempt(port: foreign.rfbPort, timeoutMilliseconds: 200) { true } else { false } })
+        #expect(eventually { if case .answered = RFBHandshake.attempt(port: foreign.rfbPort(), timeoutMilliseconds: 200) { true } else { false } })
 
         // ...and on the next one, a lock naming a process that is gone.
         let stale = try allocator.choose(requested: nil, skipping: [foreign]) { DisplaySnapshot.take(displays: 1...99).occupancy(of: $0) }

@@ -95,7 +95,7 @@ extension EndToEnd {
         #expect(refused == EACCES)
         #expect(asUser(mallory) { (try? VNCConnection(.unixSocket(path: socketPath), password: password)) == nil })
         // Nothing listens on the display's TCP port, nor on any port of Xvnc's.
-        #expect(RFBHandshake.attempt(port: session.display.rfbPort, timeoutMilliseconds: 500) == .refused)
+        #expect(RFBHandshake.attempt(port: session.display.rfbPort(), timeoutMilliseconds: 500) == .refused)
         let xvncSockets = ProcFS.socketInodes(of: session.pid)
         #expect(!ProcFS.tcpSockets().contains { xvncSockets.contains($0.inode) })
 
@@ -368,7 +368,7 @@ extension EndToEnd {
         let daemon = try DaemonUnderTest(config: "[network]\nlisten = \"loopback\"\n[sessions]\nxvnc = \"\(wrapper)\"\n")
         defer { daemon.shutDown(); TestUsers.reap(victor); TestUsers.reap(mallory); unlink(wrapper) }
         let display = Self.nextFreeDisplay()
-        let port = display.rfbPort
+        let port = display.rfbPort()
 
         // Mallory's fake server: it binds as soon as the start is under way and greets like Xvnc.
         let squatter = Mutex<Int32>(-1)
