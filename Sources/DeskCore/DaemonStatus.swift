@@ -14,9 +14,22 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var users: Int
     public var maxSessionsPerUser: Int?
     public var maxSessions: Int?
+    /// Displays in `limits.displays` no deskd session holds.
+    public var freeDisplays: Int?
+    /// The kernel's MemAvailable, in bytes.
+    public var memoryAvailable: Int?
+    /// `limits.memory_reserve`, when admission by memory is on.
+    public var memoryReserve: Int?
+    /// How many more desktops memory admission would let start now (absent when it is off).
+    public var sessionsMemoryAllows: Int?
 
     public init(daemonVersion: String, pid: Int32, startedAt: Date, uptimeSeconds: Int, socket: String, configurationFile: String?,
-                sessions: Int, sessionsByState: [String: Int], users: Int, maxSessionsPerUser: Int?, maxSessions: Int?) {
+                sessions: Int, sessionsByState: [String: Int], users: Int, maxSessionsPerUser: Int?, maxSessions: Int?,
+                freeDisplays: Int? = nil, memoryAvailable: Int? = nil, memoryReserve: Int? = nil, sessionsMemoryAllows: Int? = nil) {
+        self.freeDisplays = freeDisplays
+        self.memoryAvailable = memoryAvailable
+        self.memoryReserve = memoryReserve
+        self.sessionsMemoryAllows = sessionsMemoryAllows
         self.daemonVersion = daemonVersion
         self.pid = pid
         self.startedAt = startedAt

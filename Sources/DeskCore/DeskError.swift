@@ -21,6 +21,8 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         case xvncExited = "xvnc-exited"
         case startTimedOut = "start-timed-out"
         case limitReached = "limit-reached"
+        /// A start would leave less memory available than `limits.memory_reserve`.
+        case memoryLow = "memory-low"
         case invalidDuration = "invalid-duration"
         /// `deskctl url` on a host whose browser gateway is off.
         case gatewayOff = "gateway-off"

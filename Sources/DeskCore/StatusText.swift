@@ -12,6 +12,11 @@ public enum StatusText {
             "config   \(status.configurationFile ?? "built-in defaults (no configuration file)")",
             "sessions \(status.sessions)\(states.isEmpty ? "" : " (\(states))") for \(status.users) user\(status.users == 1 ? "" : "s")"
                 + (limits.isEmpty ? "" : "; limits: \(limits.joined(separator: ", "))"),
-        ].joined(separator: "\n")
+            status.freeDisplays.map { "displays \($0) free" },
+            status.memoryAvailable.map { available in
+                "memory   \(ByteSize.text(available)) available"
+                    + (status.memoryReserve.map { "; reserve \(ByteSize.text($0)), room for \(status.sessionsMemoryAllows ?? 0) more desktop\(status.sessionsMemoryAllows == 1 ? "" : "s")" } ?? "")
+            },
+        ].compactMap(\.self).joined(separator: "\n")
     }
 }

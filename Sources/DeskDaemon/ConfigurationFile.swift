@@ -251,6 +251,12 @@ public enum ConfigurationFile {
         Key("limits", "session_memory", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: nil,
             "Each session's cgroup may use at most this much memory (\"512M\", \"8G\"). Needs the memory controller delegated to deskd's cgroup, as session_tasks does."
         ) { c, v throws(Reason) in c.sessionMemoryMax = try byteSize(v) },
+        Key("limits", "memory_reserve", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: nil,
+            "Admission by memory: a start that would leave less than this available (the kernel's MemAvailable, less memory_per_session) is refused with a sentence naming the numbers, so desktops cannot push the host into swap or the OOM killer. Unset: no admission by memory."
+        ) { c, v throws(Reason) in c.memoryReserve = try byteSize(v) },
+        Key("limits", "memory_per_session", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: "\"256M\"",
+            "What memory_reserve counts a new desktop to take; deskctl status shows how many more fit."
+        ) { c, v throws(Reason) in c.memoryPerSession = try byteSize(v) },
         Key("limits", "starts_per_minute", takes: "a whole number from 0 to 6000", default: "10",
             "Starts per minute per user (root is not limited); 0 turns the limit off."
         ) { c, v throws(Reason) in

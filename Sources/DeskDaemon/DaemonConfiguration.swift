@@ -40,6 +40,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Each session's cgroup caps, where the pids and memory controllers are delegated to deskd.
     public var sessionTasksMax: Int?
     public var sessionMemoryMax: Int?
+    /// Memory admission: a start that would leave less than this available (MemAvailable less
+    /// `memoryPerSession`) is refused. nil: no admission by memory.
+    public var memoryReserve: Int?
+    /// What admission counts a new desktop to take.
+    public var memoryPerSession = 256 << 20
     /// Each user keeps the log directories of this many ended sessions (`deskctl logs`); older ones go.
     public var keptSessionLogs = 10
     /// Between SIGTERM and SIGKILL when a session is killed.

@@ -106,13 +106,19 @@ public final class SessionService: Sendable {
         let configuration = self.configuration
         var sessions: [Session] = []
         for managed in await registry.all { sessions.append(await managed.session) }
+        let available = host.memoryAvailable()
         return DaemonStatus(
             daemonVersion: DeskVersion.current, pid: getpid(), startedAt: startedAt,
             uptimeSeconds: Int(Date().timeIntervalSince(startedAt)), socket: configuration.socketPath,
             configurationFile: configuration.configurationFile, sessions: sessions.count,
             sessionsByState: Dictionary(grouping: sessions, by: \.state.rawValue).mapValues(\.count),
             users: Set(sessions.map(\.uid)).count,
-            maxSessionsPerUser: configuration.limits.maxSessionsPerUser, maxSessions: configuration.limits.maxSessions
+            maxSessionsPerUser: configuration.limits.maxSessionsPerUser, maxSessions: configuration.limits.maxSessions,
+            freeDisplays: max(0, configuration.displayRange.count - (await registry.heldDisplays.count)),
+            memoryAvailable: available, memoryReserve: configuration.memoryReserve,
+            sessionsMemoryAllows: configuration.memoryReserve.flatMap { reserve in
+                available.map { max(0, ($0 - reserve) / configuration.memoryPerSession) }
+            }
         )
     }
 
@@ -178,6 +184,7 @@ public final class SessionService: Sendable {
         let account = try resolveAccount(options.user, caller: caller)
         let groups = limits.allowedGroups.filter { name in host.groupID(named: name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
         try limits.checkAccount(.init(name: account.name, groups: groups))
+        try admitByMemory(configuration)
         guard host.isExecutable(configuration.xvncPath) else {
             throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
         }
@@ -228,6 +235,17 @@ public final class SessionService: Sendable {
                 }
             }
         }
+    }
+
+    /// Refuses a start that would leave less memory available than `limits.memory_reserve`.
+    /// Approximate on purpose: starts at the same moment read the same MemAvailable, and a
+    /// desktop's real cost shows only as its user works.
+    private func admitByMemory(_ configuration: DaemonConfiguration) throws(DeskError) {
+        guard let reserve = configuration.memoryReserve, let available = host.memoryAvailable() else { return }
+        let after = available - configuration.memoryPerSession
+        guard after < reserve else { return }
+        let size = ByteSize.text
+        throw DeskError(.memoryLow, "a new desktop would leave \(size(max(0, after))) of memory available (\(size(available)) now, less limits.memory_per_session \(size(configuration.memoryPerSession))), under limits.memory_reserve \(size(reserve)); end an idle session (deskctl reap --idle) or ask an admin.")
     }
 
     /// The requested display, or the lowest usable one. Lock files are anyone's to plant, so

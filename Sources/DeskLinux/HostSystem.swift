@@ -20,6 +20,8 @@ public protocol HostSystem: Sendable {
 
     /// What occupies each display of `range`: listeners are looked at once, lock files lazily.
     func displayOccupancy(in range: ClosedRange<Int>, rfbPortBase: Int?) -> @Sendable (Display) -> DisplayOccupancy
+    /// Memory available for new work (MemAvailable), in bytes; nil if the kernel does not say.
+    func memoryAvailable() -> Int?
     /// Removes a dead X server's lock, which Xvnc (running as the user) could not.
     func reclaimStaleLock(_ display: Display)
     /// Removes the lock only while it still names `pid`.

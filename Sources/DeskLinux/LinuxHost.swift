@@ -25,6 +25,8 @@ public final class LinuxHost: HostSystem {
         return { snapshot.occupancy(of: $0) }
     }
 
+    public func memoryAvailable() -> Int? { ProcFS.memoryAvailableBytes() }
+
     public func reclaimStaleLock(_ display: Display) { XLockFile.reclaim(display) }
     public func releaseLock(_ display: Display, ownedBy pid: pid_t) { XLockFile.release(display, ownedBy: pid) }
     public func prepareXSocketDirectory() throws(OSError) { try XSocketDirectory.ensure() }

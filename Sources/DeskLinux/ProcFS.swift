@@ -58,6 +58,20 @@ public enum ProcFS {
         return Process(pid: pid, stat: stat)
     }
 
+    /// The kernel's estimate of memory available for new work without swapping (MemAvailable).
+    public static func memoryAvailableBytes() -> Int? {
+        readText("/proc/meminfo").flatMap(memoryAvailableBytes(meminfo:))
+    }
+
+    static func memoryAvailableBytes(meminfo: String) -> Int? {
+        for line in meminfo.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 2, let kibibytes = Int(fields[1]) else { return nil }
+            return kibibytes * 1024
+        }
+        return nil
+    }
+
     /// This process's resident memory in bytes (/proc/self/statm, field 2, in pages).
     public static func ownResidentBytes() -> Int? {
         guard let statm = readText("/proc/self/statm") else { return nil }

@@ -11,3 +11,13 @@ import Testing
         #expect(DecimalText.format(value, places: places) == text)
     }
 }
+
+@Suite struct ByteSizeTests {
+    @Test func sizesReadAsAPersonWouldSayThem() {
+        #expect(ByteSize.text(512) == "512 B")
+        #expect(ByteSize.text(256 << 20) == "256 MiB")
+        #expect(ByteSize.text(3 << 29) == "1.5 GiB")
+        #expect(ByteSize.text(2 << 30) == "2 GiB")
+        #expect(ByteSize.text(20_000_000 * 1024) == "19 GiB")
+    }
+}

@@ -32,6 +32,8 @@ final class FakeHost: HostSystem {
         var failDirectory = false
         var nextPID: pid_t = 1000
         var events: [String] = []
+        /// MemAvailable as the fake kernel reports it.
+        var memoryAvailable: Int? = 16 << 30
     }
 
     let state = Mutex(State())
@@ -73,6 +75,8 @@ final class FakeHost: HostSystem {
         let occupied = state.withLock { $0.occupied }
         return { occupied[$0.number] ?? .free }
     }
+
+    func memoryAvailable() -> Int? { state.withLock { $0.memoryAvailable } }
 
     func reclaimStaleLock(_ display: Display) {}
     func releaseLock(_ display: Display, ownedBy pid: pid_t) { note("release lock \(display)") }

@@ -496,4 +496,30 @@ import Testing
         #expect(entry.outcome == "started, link issued" && entry.detail?.contains("web ttl=120s") == true, "\(entry)")
         #expect(!(entry.detail ?? "").contains(reply.link?.url.split(separator: "=").last.map(String.init) ?? "-"), "the token reached the audit trail")
     }
+
+    // MARK: Admission by memory
+
+    @Test func aStartThatWouldEatIntoTheReserveIsRefusedWithTheNumbers() async throws {
+        let host = FakeHost()
+        host.state.withLock { $0.memoryAvailable = 3 << 30 }
+        let daemon = try Daemon(host: host) { $0.memoryReserve = 2 << 30; $0.memoryPerSession = 512 << 20 }
+        defer { daemon.remove() }
+        let status = await daemon.service.status()
+        #expect(status.memoryAvailable == 3 << 30 && status.memoryReserve == 2 << 30 && status.sessionsMemoryAllows == 2)
+        #expect(StatusText.render(status).contains("memory   3 GiB available; reserve 2 GiB, room for 2 more desktops"), "\(StatusText.render(status))")
+
+        _ = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        host.state.withLock { $0.memoryAvailable = (2 << 30) + (256 << 20) }
+        let before = daemon.host.events
+        await #expect {
+            try await daemon.service.start(StartOptions(), caller: Self.bob)
+        } throws: { error in
+            let error = error as? DeskError
+            return error?.code == .memoryLow && error?.message.contains("leave 1.8 GiB of memory available (") == true
+                && error?.message.contains("2.3 GiB now, less limits.memory_per_session 512 MiB), under limits.memory_reserve 2 GiB") == true
+        }
+        #expect(daemon.host.events == before, "a refused start touched the host")
+        #expect(await daemon.service.status().sessionsMemoryAllows == 0)
+        #expect(await daemon.service.list(all: true, caller: Self.root).count == 1)
+    }
 }

@@ -41,5 +41,17 @@ extension EndToEnd {
         _ = try daemon.deskctl(["kill", session.display.description])
         #expect(eventually(10) { TestUsers.processes(of: owner).isEmpty })
     }
+
+    @Test func aHostWithoutTheMemoryReserveRefusesAStartWithItsNumbers() throws {
+        let owner = try TestUsers.ensure("deskt-rhea")
+        // A reserve no test machine has: the real MemAvailable is always short of it.
+        let daemon = try DaemonUnderTest(config: "[limits]\nmemory_reserve = \"64T\"\n")
+        defer { daemon.shutDown(); TestUsers.reap(owner) }
+        let refused = try daemon.deskctl(["start", "--user", owner.name])
+        #expect(refused.status == 1 && refused.stderr.contains("under limits.memory_reserve 64 TiB"), "\(refused.stderr)")
+        let status = try daemon.deskctl(["status"]).stdout
+        #expect(status.contains("reserve 64 TiB, room for 0 more desktops"), "\(status)")
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
+    }
 }
 }

@@ -211,4 +211,11 @@ import Testing
         #expect(ProcFS.residentBytes(statm: "garbage", pageSize: 4096) == nil)
         #expect((ProcFS.ownResidentBytes() ?? 0) > 0)
     }
+
+    @Test func memAvailableIsReadInKibibytes() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\nBuffers: 1 kB\n"
+        #expect(ProcFS.memoryAvailableBytes(meminfo: meminfo) == 20_000_000 * 1024)
+        #expect(ProcFS.memoryAvailableBytes(meminfo: "MemTotal: 1 kB\n") == nil)
+        #expect((ProcFS.memoryAvailableBytes() ?? 0) > 0)
+    }
 }
