@@ -153,8 +153,7 @@ final class Bench: @unchecked Sendable {
     // MARK: The daemon under test
 
     func startDaemon() throws {
-        let config = root.appendingPathComponent("deskd.toml")
-        try """
+        (daemon, _) = try launchDaemon(named: "deskd", socket: socket, config: """
             [limits]
             max_sessions_per_user = 10
             displays = "\(deskdDisplays.lowerBound)-\(deskdDisplays.upperBound)"
@@ -165,7 +164,15 @@ final class Bench: @unchecked Sendable {
             default_desktop = "bench"
             [web]
             listen = "127.0.0.1:\(webPort)"
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """)
+    }
+
+    /// A deskd of the bench's own, its state under root/`name`, with `config`; returns once it answers.
+    func launchDaemon(named name: String, socket: String, config text: String) throws -> (Process, String) {
+        let directory = root.appendingPathComponent(name == "deskd" ? "" : name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let config = directory.appendingPathComponent("deskd.toml")
+        try text.write(to: config, atomically: true, encoding: .utf8)
         // The sessions' desktop is a process that waits: raw Xtigervnc starts no desktop either,
         // and forty xterms drawing would load the two cores the measures share.
         let templates = root.appendingPathComponent("templates")
@@ -174,16 +181,19 @@ final class Bench: @unchecked Sendable {
             .write(to: templates.appendingPathComponent("bench.xstartup"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: deskdPath)
-        process.arguments = ["--config", config.path, "--socket", socket, "--runtime-dir", root.appendingPathComponent("run").path,
-                             "--state-dir", root.appendingPathComponent("state").path, "--templates", templates.path]
-        process.standardError = try FileHandle(forWritingTo: { let log = root.appendingPathComponent("deskd.log"); _ = FileManager.default.createFile(atPath: log.path, contents: nil); return log }())
+        process.arguments = ["--config", config.path, "--socket", socket, "--runtime-dir", directory.appendingPathComponent("run").path,
+                             "--state-dir", directory.appendingPathComponent("state").path, "--templates", templates.path]
+        let log = directory.appendingPathComponent("deskd.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: log)
+        process.standardOutput = FileHandle.nullDevice
         try process.run()
-        daemon = process
         for _ in 0..<500 {
-            if (try? ControlClient(socketPath: socket).send(Request(command: .ping)))?.ok == true { return }
+            if (try? ControlClient(socketPath: socket).send(Request(command: .ping)))?.ok == true { return (process, socket) }
             usleep(10_000)
         }
-        throw Options.Usage("deskd did not come up; see \(root.path)/deskd.log")
+        process.terminate()
+        throw Options.Usage("deskd did not come up; see \(log.path)")
     }
 
     var daemonPID: pid_t { daemon?.processIdentifier ?? 0 }

@@ -31,7 +31,13 @@ struct Options {
     var pairs = 15
     var vncserverRuns = 5
     var listRuns = 50
-    var sessions = 40
+    /// Starts at once in the concurrency measure, and the sessions list, kill and reap run with.
+    var concurrent = 40
+    /// The scale measure's sessions (fewer where memory is short).
+    var sessions = 200
+    var scaleUsers = 20
+    /// Only the scale measure.
+    var scaleOnly = false
     var users = 8
     var idleSeconds = 60
     var relayUpdates = 30
@@ -52,7 +58,9 @@ struct Options {
             case "--pairs": pairs = try value()
             case "--vncserver-runs": vncserverRuns = try value()
             case "--list-runs": listRuns = try value()
+            case "--concurrent": concurrent = try value()
             case "--sessions": sessions = try value()
+            case "--scale-only": scaleOnly = true
             case "--idle-seconds": idleSeconds = try value()
             case "--relay-updates": relayUpdates = try value()
             case "--relay-rounds": relayRounds = try value()
@@ -60,13 +68,14 @@ struct Options {
             case "--relay-only": relayOnly = true
             case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
-                print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--sessions N] [--idle-seconds N]\n"
-                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--quick]")
+                print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--concurrent N] [--sessions N] [--idle-seconds N]\n"
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--quick]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")
             }
         }
-        guard sessions <= 40, sessions % users == 0 else { throw Usage("--sessions must be a multiple of \(users), at most 40") }
+        guard concurrent <= 40, concurrent % users == 0 else { throw Usage("--concurrent must be a multiple of \(users), at most 40") }
+        guard sessions >= concurrent, sessions <= 1000 else { throw Usage("--sessions must be from --concurrent (\(concurrent)) to 1000") }
     }
 
     struct Usage: Error, CustomStringConvertible {

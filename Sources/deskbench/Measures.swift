@@ -26,12 +26,17 @@ extension Bench {
             try browserRelays()
             return
         }
+        if options.scaleOnly {
+            try scale()
+            return
+        }
         try binaries()
         try startToReady()
         try concurrentStarts()
         try list()
         try killAndReap()
         try browserRelays()
+        try scale()
         report("")
         report("Ratios are medians of per-pair ratios, each pair measured back to back in this run.")
     }
@@ -88,7 +93,7 @@ extension Bench {
     /// 2. N starts at once over the bench users, against N raw Xtigervnc at once, in rounds.
     /// The last round's sessions stay for the list and daemon-cost measures.
     func concurrentStarts() throws {
-        let n = options.sessions, rounds = 3
+        let n = options.concurrent, rounds = 3
         report("\(n) starts at once over \(users.count) users (\(rounds) rounds)")
         let files = try users.map { try passwordFile(for: $0) }
         var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
@@ -135,7 +140,7 @@ extension Bench {
     /// 3. list with N live sessions, whole processes; vncserver -list for one user beside it.
     /// 5. The daemon's memory and idle CPU are measured here too, while the N sessions run.
     func list() throws {
-        let n = options.sessions
+        let n = options.concurrent
         report("with \(n) live sessions")
         var table: [Double] = [], json: [Double] = []
         for _ in 0..<options.listRuns {
@@ -166,7 +171,7 @@ extension Bench {
     /// 4. Kill: kill --all of the N sessions still running; then one session at a time until
     /// its last process is gone. 6. One reap pass over N fresh, unwatched sessions.
     func killAndReap() throws {
-        let n = options.sessions
+        let n = options.concurrent
         report("kill and reap")
         let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
         let leftAfterKill = userProcesses().count

@@ -1,0 +1,126 @@
+import DeskClient
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+
+extension Bench {
+    /// 7. Hundreds of desktops on one host: a deskd of its own on displays from :100 up, N
+    /// waiting desktops (640x480) started one after another over the scale users, and with 40
+    /// and then all N live, what an admin waits for (list, status), what deskd costs (memory,
+    /// idle CPU), how the last start compares with the first, and a reap pass and kill --all
+    /// until no process is left.
+    func scale() throws {
+        let perSession = 80 << 20, reserve = 2 << 30
+        let available = ProcFS.memoryAvailableBytes() ?? 0
+        let fits = max(0, (available - reserve) / perSession)
+        let n = min(options.sessions, fits)
+        let checkpoint = min(options.concurrent, n)
+        guard n >= checkpoint, n > 0 else {
+            report("scale: skipped, \(available >> 20) MiB available is not enough for \(checkpoint) desktops")
+            return
+        }
+        let note = n < options.sessions ? " (memory allows \(n) of the \(options.sessions) asked for)" : ""
+        let scaleUsers = try (1...options.scaleUsers).map { try Self.ensureUser("deskb-s\($0)") }
+        let first = 100, last = 100 + n + 19
+        report("\(n) sessions\(note): displays :\(first)-:\(last), 640x480 waiting desktops over \(scaleUsers.count) users, started one by one")
+        let socket = root.appendingPathComponent("scale.sock").path
+        let (process, _) = try launchDaemon(named: "scale", socket: socket, config: """
+            [limits]
+            max_sessions_per_user = 99
+            displays = "\(first)-\(last)"
+            starts_per_minute = 0
+            [daemon]
+            log_level = "notice"
+            [sessions]
+            default_desktop = "bench"
+            default_geometry = "640x480"
+            """)
+        let pid = process.processIdentifier
+        let uids = Set(scaleUsers.map(\.uid))
+        let live = { ProcFS.allPIDs().filter { ProcFS.uid(of: $0).map(uids.contains) == true && ProcFS.isAlive($0) } }
+        defer {
+            _ = try? Run.of(deskctl, ["kill", "--all", "--socket", socket])
+            process.terminate()
+            process.waitUntilExit()
+            for leftover in live() { kill(leftover, SIGKILL) }
+        }
+        let fresh = residentMiB(pid)
+
+        var latencies: [Double] = [], sessions: [Session] = []
+        var at: [Int: Checkpoint] = [:]
+        for index in 0..<n {
+            let start = now()
+            let run = try Run.of(deskctl, ["start", "--user", scaleUsers[index % scaleUsers.count].name, "--json", "--socket", socket])
+            guard run.status == 0, let session = try? JSONDecoder.desk.decode(Session.self, from: Data(run.stdout.utf8)),
+                  waitForHandshake(session.endpoint) else {
+                throw Options.Usage("start \(index + 1) of \(n) failed: \(run.stdout)")
+            }
+            latencies.append(now() - start)
+            sessions.append(session)
+            if index + 1 == checkpoint || index + 1 == n { at[index + 1] = try measure(socket: socket, pid: pid, sessions: index + 1) }
+        }
+        let displays = Set(sessions.map(\.display))
+        var probed = 0
+        for session in sessions where (try? Run.of(deskctl, ["probe", session.display.description, "--socket", socket]))?.status == 0 { probed += 1 }
+        let above99 = sessions.filter { $0.display.number > 99 }.count
+        report("  \(sessions.count)/\(n) started, \(displays.count) distinct displays, \(above99) above :99, \(probed) answer probe (goal: all)")
+
+        guard let small = at[checkpoint], let large = at[n] else { return }
+        let ratio = { (a: Double, b: Double) in String(format: "%.2f× at %d", a / b, checkpoint) }
+        row("deskctl list --all, \(checkpoint) sessions", Stats(values: small.list))
+        row("deskctl list --all, \(n) sessions", Stats(values: large.list),
+            ratio(large.listMedian, small.listMedian) + " (goal < 20 ms, ≤ 1.5×)")
+        row("deskctl list --all --json, \(n)", Stats(values: large.json), ratio(Stats(values: large.json).median, Stats(values: small.json).median))
+        row("deskctl status, \(n) sessions", Stats(values: large.status), ratio(Stats(values: large.status).median, Stats(values: small.status).median))
+        let memory = { (label: String, value: Double, note: String) in
+            self.report("  " + label.padding(toLength: 38, withPad: " ", startingAt: 0) + String(format: "%7.1f MiB", value) + "   " + note)
+        }
+        memory("deskd resident memory, fresh", fresh, "")
+        memory("deskd resident memory, \(checkpoint) sessions", small.residentMiB, "")
+        memory("deskd resident memory, \(n) sessions", large.residentMiB,
+               String(format: "%.0f KiB per session (goal < 48 MiB in all)", (large.residentMiB - fresh) * 1024 / Double(n)))
+        for (count, point) in [(checkpoint, small), (n, large)] {
+            report("  " + "deskd CPU over \(options.idleSeconds) s idle, \(count)".padding(toLength: 38, withPad: " ", startingAt: 0)
+                   + String(format: "%8.2f %%", point.idleCPUPercent) + "   of one core" + (count == n ? " (goal < 1 %)" : ""))
+        }
+        let early = Stats(values: Array(latencies.prefix(10))), late = Stats(values: Array(latencies.suffix(10)))
+        row("start, the first 10", early)
+        row("start, the last 10", late, String(format: "%.2f× the first (goal ≤ 1.2×)", late.median / early.median))
+
+        Thread.sleep(forTimeInterval: 1.5)
+        let dry = try Run.of(deskctl, ["reap", "--idle", "1s", "--dry-run", "--json", "--socket", socket])
+        let named = (try? JSONDecoder.desk.decode([Session].self, from: Data(dry.stdout.utf8)).count) ?? 0
+        row("deskctl reap --dry-run, \(n) idle", Stats(values: [dry.seconds]), "\(named) named")
+        let start = now()
+        let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
+        while !live().isEmpty && now() - start < 60 { usleep(5_000) }
+        let left = live().count
+        row("kill --all, \(n), until no process", Stats(values: [now() - start]),
+            "\(left) processes left, exit \(killAll.status) (goal < 3 s)")
+    }
+
+    struct Checkpoint {
+        var list: [Double]
+        var json: [Double]
+        var status: [Double]
+        var residentMiB: Double
+        var idleCPUPercent: Double
+        var listMedian: Double { Stats(values: list).median }
+    }
+
+    /// What an admin waits for and what deskd costs, with `sessions` live.
+    func measure(socket: String, pid: pid_t, sessions: Int) throws -> Checkpoint {
+        var point = Checkpoint(list: [], json: [], status: [], residentMiB: 0, idleCPUPercent: 0)
+        for _ in 0..<options.listRuns {
+            point.list.append(try Run.of(deskctl, ["list", "--all", "--socket", socket]).seconds)
+            point.json.append(try Run.of(deskctl, ["list", "--all", "--json", "--socket", socket]).seconds)
+            point.status.append(try Run.of(deskctl, ["status", "--socket", socket]).seconds)
+        }
+        point.residentMiB = residentMiB(pid)
+        let before = cpuSeconds(pid), idle = Double(options.idleSeconds)
+        Thread.sleep(forTimeInterval: idle)
+        point.idleCPUPercent = (cpuSeconds(pid) - before) / idle * 100
+        return point
+    }
+}
