@@ -46,6 +46,10 @@ extension Bench {
             for leftover in live() { kill(leftover, SIGKILL) }
         }
         let fresh = residentMiB(pid)
+        // The host's own slowdown, apart from deskd's: raw Xtigervnc started with none of the
+        // sessions running, and again with all of them.
+        let rawFile = try passwordFile(for: users[0])
+        let rawAlone = try rawStarts(5, passwordFile: rawFile)
 
         var latencies: [Double] = [], sessions: [Session] = []
         var at: [Int: Checkpoint] = [:]
@@ -60,6 +64,7 @@ extension Bench {
             sessions.append(session)
             if index + 1 == checkpoint || index + 1 == n { at[index + 1] = try measure(socket: socket, pid: pid, sessions: index + 1) }
         }
+        let rawAmongN = try rawStarts(5, passwordFile: rawFile)
         let displays = Set(sessions.map(\.display))
         var probed = 0
         for session in sessions where (try? Run.of(deskctl, ["probe", session.display.description, "--socket", socket]))?.status == 0 { probed += 1 }
@@ -87,6 +92,9 @@ extension Bench {
         let early = Stats(values: Array(latencies.prefix(10))), late = Stats(values: Array(latencies.suffix(10)))
         row("start, the first 10", early)
         row("start, the last 10", late, String(format: "%.2f× the first (goal ≤ 1.2×)", late.median / early.median))
+        row("raw Xtigervnc, none running", Stats(values: rawAlone))
+        row("raw Xtigervnc, \(n) running", Stats(values: rawAmongN),
+            String(format: "%.2f× alone: the host's share of the slowdown", Stats(values: rawAmongN).median / Stats(values: rawAlone).median))
 
         Thread.sleep(forTimeInterval: 1.5)
         let dry = try Run.of(deskctl, ["reap", "--idle", "1s", "--dry-run", "--json", "--socket", socket])
@@ -98,6 +106,18 @@ extension Bench {
         let left = live().count
         row("kill --all, \(n), until no process", Stats(values: [now() - start]),
             "\(left) processes left, exit \(killAll.status) (goal < 3 s)")
+    }
+
+    /// Seconds from launching raw Xtigervnc to its handshake, `count` times on the raw displays.
+    func rawStarts(_ count: Int, passwordFile: String) throws -> [Double] {
+        try (0..<count).map { _ in
+            let display = rawDisplays.lowerBound, start = now()
+            _ = try launchRaw(display, as: users[0], passwordFile: passwordFile)
+            guard waitForRaw(display) else { throw Options.Usage("raw Xtigervnc did not answer") }
+            let seconds = now() - start
+            stopRaw(display)
+            return seconds
+        }
     }
 
     struct Checkpoint {
