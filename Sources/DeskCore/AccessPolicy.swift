@@ -21,6 +21,27 @@ public struct AccessPolicy: Sendable {
         }
     }
 
+    /// The kernel's overflow uid (nobody): files of unmapped owners show it, and no one logs in as it.
+    public static let overflowUID: UInt32 = 65534
+
+    /// Why an account that exists cannot log in, so should get no desktop (it would die at
+    /// once): a shell that refuses logins, the overflow account, a home that is not there.
+    /// nil when it can. `homeExists` comes from the host; the rest from the account database.
+    public static func loginProblem(name: String, uid: UInt32, shell: String, home: String, homeExists: Bool) -> DeskError? {
+        let hint = "limits.require_login_shell = false lets deskd start it anyway."
+        if uid == overflowUID {
+            return DeskError(.userNotAllowed, "\(name) (uid \(uid)) is the overflow account, which no one logs in as; start desktops for real users. (\(hint))")
+        }
+        let program = shell.split(separator: "/").last.map(String.init) ?? shell
+        if ["nologin", "false"].contains(program) || shell.isEmpty {
+            return DeskError(.userNotAllowed, "\(name) cannot log in: their shell is \(shell.isEmpty ? "empty" : shell); an admin gives them a login shell (usermod --shell /bin/bash \(name)), or sets \(hint)")
+        }
+        if !homeExists {
+            return DeskError(.userNotAllowed, "\(name)'s home directory \(home) does not exist; an admin creates it (mkhomedir_helper \(name)), or sets \(hint)")
+        }
+        return nil
+    }
+
     /// The refusal for touching another user's session. Display owners are no secret on a
     /// shared host (lock files and `ps` show them), so saying so plainly costs nothing.
     public static func notYours(_ display: Display, action: String) -> DeskError {

@@ -251,6 +251,9 @@ public enum ConfigurationFile {
         Key("limits", "session_memory", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: nil,
             "Each session's cgroup may use at most this much memory (\"512M\", \"8G\"). Needs the memory controller delegated to deskd's cgroup, as session_tasks does."
         ) { c, v throws(Reason) in c.sessionMemoryMax = try byteSize(v) },
+        Key("limits", "require_login_shell", takes: "true or false", default: "true",
+            "Refuse a desktop to an account that cannot log in: a shell that is nologin or false, the overflow account (uid 65534, nobody), or a home directory that does not exist. Its desktop would die at once; false starts it anyway."
+        ) { c, v throws(Reason) in c.requireLoginShell = try bool(v) },
         Key("limits", "memory_reserve", takes: "a size of at least 64M: bytes, or a number with K, M, G or T", default: nil,
             "Admission by memory: a start that would leave less than this available (the kernel's MemAvailable, less memory_per_session) is refused with a sentence naming the numbers, so desktops cannot push the host into swap or the OOM killer. Unset: no admission by memory."
         ) { c, v throws(Reason) in c.memoryReserve = try byteSize(v) },

@@ -45,6 +45,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var memoryReserve: Int?
     /// What admission counts a new desktop to take.
     public var memoryPerSession = 256 << 20
+    /// Refuse accounts that cannot log in: a nologin or false shell, the overflow account, a
+    /// home that is not there.
+    public var requireLoginShell = true
     /// Each user keeps the log directories of this many ended sessions (`deskctl logs`); older ones go.
     public var keptSessionLogs = 10
     /// Between SIGTERM and SIGKILL when a session is killed.

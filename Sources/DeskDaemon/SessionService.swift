@@ -295,6 +295,10 @@ public final class SessionService: Sendable {
             account = found
         }
         try policy.checkDesktopAccount(name: account.name, uid: account.uid)
+        if configuration.requireLoginShell, let problem = AccessPolicy.loginProblem(
+            name: account.name, uid: account.uid, shell: account.shell, home: account.home, homeExists: host.isDirectory(account.home)) {
+            throw problem
+        }
         return account
     }
 

@@ -29,6 +29,8 @@ public protocol HostSystem: Sendable {
     /// Makes /tmp/.X11-unix as X servers need it.
     func prepareXSocketDirectory() throws(OSError)
     func isExecutable(_ path: String) -> Bool
+    /// Whether `path` is a directory (followed as the account database names it: a user's home).
+    func isDirectory(_ path: String) -> Bool
 
     // MARK: Files
 

@@ -34,6 +34,8 @@ final class FakeHost: HostSystem {
         var events: [String] = []
         /// MemAvailable as the fake kernel reports it.
         var memoryAvailable: Int? = 16 << 30
+        /// Homes the fake account database names that are not there.
+        var missingHomes: Set<String> = []
     }
 
     let state = Mutex(State())
@@ -82,6 +84,7 @@ final class FakeHost: HostSystem {
     func releaseLock(_ display: Display, ownedBy pid: pid_t) { note("release lock \(display)") }
     func prepareXSocketDirectory() throws(OSError) {}
     func isExecutable(_ path: String) -> Bool { path == Self.xvnc }
+    func isDirectory(_ path: String) -> Bool { state.withLock { !$0.missingHomes.contains(path) } }
 
     // MARK: Files
 

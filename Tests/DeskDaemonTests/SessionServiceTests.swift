@@ -522,4 +522,27 @@ import Testing
         #expect(await daemon.service.status().sessionsMemoryAllows == 0)
         #expect(await daemon.service.list(all: true, caller: Self.root).count == 1)
     }
+
+    // MARK: Accounts that cannot log in
+
+    @Test func accountsThatCannotLogInGetNoDesktopUnlessTheAdminSaysSo() async throws {
+        let host = FakeHost()
+        host.state.withLock { state in
+            state.accounts.append(UserAccount(name: "daemonish", uid: 1500, gid: 1500, home: "/home/daemonish", shell: "/usr/sbin/nologin", groups: [1500]))
+            state.accounts.append(UserAccount(name: "nobody", uid: 65534, gid: 65534, home: "/nonexistent", shell: "/usr/sbin/nologin", groups: [65534]))
+            state.missingHomes.insert("/home/alice")
+        }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+        for (user, words) in [("daemonish", "their shell is /usr/sbin/nologin"), ("nobody", "is the overflow account"), ("alice", "/home/alice does not exist")] {
+            await #expect { try await daemon.service.start(StartOptions(user: user), caller: Self.root) } throws: { error in
+                (error as? DeskError)?.code == .userNotAllowed && (error as? DeskError)?.message.contains(words) == true
+            }
+        }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+
+        let lenient = try Daemon(host: host) { $0.requireLoginShell = false }
+        defer { lenient.remove() }
+        _ = try await lenient.service.start(StartOptions(user: "alice"), caller: Self.root)
+    }
 }
