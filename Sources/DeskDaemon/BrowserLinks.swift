@@ -36,8 +36,7 @@ final class BrowserLinks: Sendable {
         try state.withLock { state throws(DeskError) in
             Self.prune(&state.tokens, now: now)
             Self.prune(&state.cookies, now: now)
-            let held = state.tokens.values.count { $0.grant.issuedTo == grant.issuedTo }
-            guard held < Self.outstandingPerCaller else { throw Self.full(held) }
+            try Self.checkRoom(in: state.tokens, for: grant.issuedTo, now: now)
             state.tokens[token] = Entry(grant: grant, expires: now + ttl)
         }
         return token
@@ -45,12 +44,14 @@ final class BrowserLinks: Sendable {
 
     /// Refuses, as `mint` would, a caller who holds as many unused links as deskd keeps.
     func checkRoom(for caller: UInt32, now: ContinuousClock.Instant = .now) throws(DeskError) {
-        let held = state.withLock { state in state.tokens.values.count { $0.grant.issuedTo == caller && $0.expires > now } }
-        guard held < Self.outstandingPerCaller else { throw Self.full(held) }
+        try state.withLock { state throws(DeskError) in try Self.checkRoom(in: state.tokens, for: caller, now: now) }
     }
 
-    private static func full(_ held: Int) -> DeskError {
-        DeskError(.limitReached, "you hold \(held) unused links, the most deskd keeps per user; use one or let them expire (deskctl url --ttl) first.")
+    private static func checkRoom(in tokens: [String: Entry], for caller: UInt32, now: ContinuousClock.Instant) throws(DeskError) {
+        let held = tokens.values.count { $0.grant.issuedTo == caller && $0.expires > now }
+        guard held < outstandingPerCaller else {
+            throw DeskError(.limitReached, "you hold \(held) unused links, the most deskd keeps per user; use one or let them expire (deskctl url --ttl) first.")
+        }
     }
 
     /// Trades a link's token for a cookie, once; nil for a token that is unknown, used or expired.

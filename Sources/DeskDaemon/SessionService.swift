@@ -114,7 +114,7 @@ public final class SessionService: Sendable {
             sessionsByState: Dictionary(grouping: sessions, by: \.state.rawValue).mapValues(\.count),
             users: Set(sessions.map(\.uid)).count,
             maxSessionsPerUser: configuration.limits.maxSessionsPerUser, maxSessions: configuration.limits.maxSessions,
-            freeDisplays: max(0, configuration.displayRange.count - (await registry.heldDisplays.count)),
+            freeDisplays: await freeDisplayCount(configuration),
             memoryAvailable: available, memoryReserve: configuration.memoryReserve,
             sessionsMemoryAllows: configuration.memoryReserve.flatMap { reserve in
                 available.map { max(0, ($0 - reserve) / configuration.memoryPerSession) }
@@ -544,14 +544,20 @@ public final class SessionService: Sendable {
             browsers += relayed
             native += max(0, session.clients - relayed)
         }
-        let held = await registry.heldDisplays.count
+        let free = await freeDisplayCount(configuration)
         return environment.metrics.text(with: .init(
             sessionsByState: byState,
             nativeViewers: native, browserViewers: browsers,
-            freeDisplays: max(0, configuration.displayRange.count - held),
+            freeDisplays: free,
             outstandingLinks: environment.links.outstanding(),
             residentBytes: ProcFS.ownResidentBytes()
         ))
+    }
+
+    /// Displays in the configured range that no deskd session holds (X servers deskd did not
+    /// start are not looked for: that would be a look at every display's lock).
+    private func freeDisplayCount(_ configuration: DaemonConfiguration) async -> Int {
+        max(0, configuration.displayRange.count - (await registry.heldDisplays.count))
     }
 
     // MARK: Viewers, foreign displays

@@ -318,8 +318,8 @@ final class Bench: @unchecked Sendable {
     }
 
     /// Live processes of the bench users.
-    func userProcesses() -> [pid_t] {
-        let uids = Set(users.map(\.uid))
+    func userProcesses(of accounts: [UserAccount]? = nil) -> [pid_t] {
+        let uids = Set((accounts ?? users).map(\.uid))
         return ProcFS.allPIDs().filter { pid in ProcFS.uid(of: pid).map(uids.contains) == true && ProcFS.isAlive(pid) }
     }
 

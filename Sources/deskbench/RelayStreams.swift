@@ -1,4 +1,5 @@
 import DeskCore
+import DeskLinux
 import Foundation
 import Glibc
 
@@ -98,16 +99,9 @@ final class SocketReader {
     }
 
     static func connectUnix(_ path: String) throws -> SocketReader {
+        guard let address = UnixSocketAddress(path) else { throw StreamFailure("\(path) is too long for a Unix socket address") }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
+        guard address.withSockaddr({ connect(fd, $0, $1) }) == 0 else {
             close(fd)
             throw StreamFailure("connect to \(path): \(String(cString: strerror(errno)))")
         }

@@ -37,8 +37,7 @@ extension Bench {
             default_geometry = "640x480"
             """)
         let pid = process.processIdentifier
-        let uids = Set(scaleUsers.map(\.uid))
-        let live = { ProcFS.allPIDs().filter { ProcFS.uid(of: $0).map(uids.contains) == true && ProcFS.isAlive($0) } }
+        let live = { self.userProcesses(of: scaleUsers) }
         defer {
             _ = try? Run.of(deskctl, ["kill", "--all", "--socket", socket])
             process.terminate()
