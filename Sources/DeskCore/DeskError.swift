@@ -19,6 +19,7 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         case noSuchSession = "no-such-session"
         case xvncMissing = "xvnc-missing"
         case xvncExited = "xvnc-exited"
+        case desktopExited = "desktop-exited"
         case startTimedOut = "start-timed-out"
         case limitReached = "limit-reached"
         /// A start would leave less memory available than `limits.memory_reserve`.

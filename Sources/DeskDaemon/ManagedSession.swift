@@ -137,9 +137,9 @@ actor ManagedSession {
         }
         var reply = session
         reply.password = password
-        // The desktop starts the moment this reply is on its way: the X server already
-        // answers, so making the caller wait for one more fork and exec would buy nothing.
-        Task { await self.startDesktop() }
+        // A desktop whose exit does not end the session cannot fail its start: it starts the
+        // moment this reply is on its way, since the X server already answers.
+        if record.session.desktopPid == nil { Task { await self.startDesktop() } }
         return reply
     }
 
@@ -261,6 +261,10 @@ actor ManagedSession {
         let identity = host.identity(of: xvnc)
         record.session.pidStartTicks = identity?.startTicks ?? 0
         record.session.executable = identity?.executable ?? configuration.xvncPath
+        if configuration.desktopExitEndsSession {
+            try await bringUpDesktop(login, logDirectory: logDirectory, template: plan.template.name)
+            timings.mark("desktop")
+        }
         do { try host.publish(display, sessionID: id, in: configuration.sessionDirectories) } catch {
             await finish(.startFailed("display link failed"))
             throw .failed(DeskError(.internalError, "could not link \(configuration.sessionDirectories.displays)/\(display.number) to the session: \(error)."))
@@ -271,6 +275,43 @@ actor ManagedSession {
         timings.mark("saved")
         logger.debug("session start timings", metadata: ["session.display": "\(display)", "timings.ms": "\(timings)"])
         return password
+    }
+
+    /// How long a new desktop has to show it works before `start` answers. A desktop that ends
+    /// sooner is a failed start, not a session: the caller gets its exit status and last log
+    /// lines instead of a password. The wait ends the moment the desktop's own process holds a
+    /// connection to its display, which xterm, openbox and gnome-session do within tens of
+    /// milliseconds; a desktop that never opens the display itself (a script that runs its
+    /// desktop as a child, or one that only waits) costs the whole of it.
+    static let desktopFirstMoments: Duration = .seconds(1)
+
+    /// Starts the desktop before `start` answers and watches its first moments.
+    private func bringUpDesktop(_ login: any LoginProcess, logDirectory: String, template: String) async throws(LaunchFailure) {
+        let launched = await onDedicatedThread { login.startDesktop(until: .now + .seconds(10)) }
+        let desktop: pid_t
+        switch launched {
+        case .success(let pid): desktop = pid
+        case .failure(let error):
+            await finish(.startFailed("desktop spawn failed"))
+            throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."))
+        }
+        record.session.desktopPid = desktop
+        let host = self.host, xvnc = record.session.pid, display = self.display, deadline = ContinuousClock.now + Self.desktopFirstMoments
+        let outcome = await onDedicatedThread {
+            login.awaitDesktop(until: deadline) { host.holdsDisplayConnection(desktop, xvnc: xvnc, display: display) }
+        }
+        try await stopIfKilled()
+        guard case .ended(let role, let how) = outcome else { return }
+        let log = role == "xvnc" ? "xvnc.log" : "desktop.log"
+        let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
+        logger.warning("session process exited in the desktop's first second; start failed",
+                       metadata: record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
+        await finish(.startFailed("\(role) exited at once"))
+        let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
+        if role == "xvnc" {
+            throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so no desktop was started; \(tail)"))
+        }
+        throw .failed(DeskError(.desktopExited, "the desktop \"\(template)\" \(how) within its first second on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."))
     }
 
     private func startDesktop() async {

@@ -76,6 +76,9 @@ public protocol HostSystem: Sendable {
     func reap(_ pid: pid_t)
     /// Calls `handler` once `pid`, a child of deskd's or not, has ended (and reaps a child).
     func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void)
+    /// Whether `desktop` itself (not a helper it ran) holds a connection to `xvnc`'s X display:
+    /// the sign that a desktop got as far as its display.
+    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool
     /// Viewers per session id, from the kernel's socket tables.
     func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count]
 }
@@ -93,6 +96,7 @@ public protocol LoginProcess: Sendable {
     var pid: pid_t { get }
     func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError>
+    func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart
 }
 
 extension SessionHelper: LoginProcess {}

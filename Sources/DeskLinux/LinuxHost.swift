@@ -152,6 +152,20 @@ public final class LinuxHost: HostSystem {
         exitMonitor.watch(pid, onExit: handler)
     }
 
+    /// An X client's connection, once accepted, carries the name of the socket it came in on
+    /// (Xvnc listens on /tmp/.X11-unix/XN and its abstract twin); its peer is the client's end.
+    /// The accepted end must be one of Xvnc's own sockets, the client's end one of the desktop's.
+    public func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool {
+        let path = XSocketDirectory.path + "/X\(display.number)"
+        let accepted = ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [path, "@" + path])
+            .filter { $0.name == path || $0.name == "@" + path }
+        guard !accepted.isEmpty else { return false }
+        let clientEnds = ProcFS.socketInodes(of: desktop)
+        guard accepted.contains(where: { clientEnds.contains($0.peer) }) else { return false }
+        let servers = ProcFS.socketInodes(of: xvnc)
+        return accepted.contains { clientEnds.contains($0.peer) && servers.contains($0.inode) }
+    }
+
     public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count] {
         ViewerCensus.take(subjects, socketDirectory: socketDirectory)
     }

@@ -70,6 +70,17 @@ public final class SessionHelper: Sendable {
         case failed(String)
     }
 
+    /// How a desktop's first moments went.
+    public enum DesktopStart: Sendable, Equatable {
+        /// It uses its display.
+        case settled
+        /// The time given ran out with the desktop running but not (yet) on its display.
+        case stillStarting
+        /// A session process ended first: `role` is "desktop" or "xvnc", `how` as deskd-session
+        /// records it ("exited with status 127", "killed by signal 11 (Segmentation fault)").
+        case ended(role: String, how: String)
+    }
+
     public let pid: pid_t
     private let commands: Int32
     private let replies: Int32
@@ -152,6 +163,31 @@ public final class SessionHelper: Sendable {
             if word == "failed" { return .failure(OSError(rest, path: "deskd-session", errno: EIO)) }
         }
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))
+    }
+
+    /// Watches a desktop just started through its first moments: until `settled` says it is
+    /// using its display, a session process ends (deskd-session says how), or `deadline`.
+    /// `settled` is asked at once and then less and less often (2 ms doubling to 32 ms): a
+    /// working desktop answers within tens of milliseconds, and each ask is a look in /proc.
+    public func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> DesktopStart {
+        var pause: Int32 = 2
+        while true {
+            if settled() { return .settled }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return .stillStarting }
+            var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, Int64(pause)))
+            let ready = poll(&entry, 1, milliseconds)
+            pause = min(pause * 2, 32)
+            guard ready > 0 else { continue }
+            // deskd-session writes each line whole, so a readable pipe holds at least one.
+            guard let line = readLine(until: deadline) else { return .stillStarting }
+            let (word, rest) = Self.split(line)
+            if word == "exit" {
+                let (role, how) = Self.split(rest)
+                return .ended(role: role, how: how)
+            }
+        }
     }
 
     /// One line from the helper, or nil at its end or the deadline.

@@ -173,11 +173,13 @@ final class Bench: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("deskd.toml")
         try text.write(to: config, atomically: true, encoding: .utf8)
-        // The sessions' desktop is a process that waits: raw Xtigervnc starts no desktop either,
-        // and forty xterms drawing would load the two cores the measures share.
+        // The sessions' desktop opens its display and waits: `start` answers once a desktop holds
+        // its display (a desktop that never opens it costs start its whole first second), and
+        // forty xterms drawing would load the two cores the measures share. xprop -spy is the
+        // smallest such client on the host (x11-utils).
         let templates = root.appendingPathComponent("templates")
         try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
-        try "#!/bin/sh\n# deskbench: a desktop that only waits.\nexec sleep 86400\n"
+        try "#!/bin/sh\n# deskbench: a desktop that opens its display and waits.\nexec xprop -root -spy >/dev/null\n"
             .write(to: templates.appendingPathComponent("bench.xstartup"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: deskdPath)

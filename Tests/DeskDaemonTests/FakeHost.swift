@@ -28,6 +28,8 @@ final class FakeHost: HostSystem {
         var passwords: [String: [UInt8]] = [:]
         /// While set, a start waits for its Xvnc's greeting: a test can look at a session in `starting`.
         var holdGreeting = false
+        /// The next desktop ends at once, as this says ("exited with status 127").
+        var desktopEndsAtOnce: String?
         /// Making a session directory fails (a full disk, say).
         var failDirectory = false
         var nextPID: pid_t = 1000
@@ -181,6 +183,21 @@ final class FakeHost: HostSystem {
         if gone { handler() }
     }
 
+    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool { identity(of: desktop) != nil }
+
+    /// How the next desktop ends at once, if it is set to (`desktopEndsAtOnce`); that session's
+    /// desktop leaves the process table, as deskd-session would have reaped it.
+    func takeDesktopEnding(sessionID: String) -> String? {
+        state.withLock { state in
+            guard let how = state.desktopEndsAtOnce else { return nil }
+            state.desktopEndsAtOnce = nil
+            for (pid, process) in state.processes where process.session == sessionID && process.identity.executable == "/bin/sh" {
+                state.processes[pid] = nil
+            }
+            return how
+        }
+    }
+
     func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count] {
         let viewers = state.withLock { $0.viewers }
         return Dictionary(uniqueKeysWithValues: subjects.map { ($0.sessionID, ViewerCensus.Count(viewers: viewers[$0.sessionID] ?? 0, xvncStopped: false)) })
@@ -202,5 +219,11 @@ struct FakeLogin: LoginProcess {
 
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
         .success(host.spawn(sessionID: sessionID, uid: uid, executable: "/bin/sh"))
+    }
+
+    /// A desktop set to end at once (`State.desktopEndsAtOnce`) ends before it settles.
+    func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart {
+        guard let how = host.takeDesktopEnding(sessionID: sessionID) else { return settled() ? .settled : .stillStarting }
+        return .ended(role: "desktop", how: how)
     }
 }

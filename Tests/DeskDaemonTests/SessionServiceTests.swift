@@ -261,6 +261,33 @@ import Testing
         #expect(try unreadable.auditTrail.isEmpty)
     }
 
+    @Test func aDesktopThatEndsAtOnceFailsTheStartWithItsLogAndLeavesNothing() async throws {
+        let host = FakeHost()
+        host.state.withLock {
+            $0.desktopEndsAtOnce = "exited with status 127"
+            $0.xvncLog = ["/run/deskd/sessions/x/xstartup: 7: exec: nosuchdesktop: not found"]
+        }
+        let daemon = try Daemon(host: host)
+        defer { daemon.remove() }
+        await #expect { try await daemon.service.start(StartOptions(), caller: Self.alice) } throws: { error in
+            let error = error as? DeskError
+            return error?.code == .desktopExited && error?.message.contains("exited with status 127 within its first second on :1, so deskd ended the session") == true
+                && error?.message.contains("its last log lines: /run/deskd/sessions/x/xstartup: 7: exec: nosuchdesktop: not found") == true
+        }
+        #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        #expect(host.state.withLock { $0.processes.isEmpty }, "a process of the failed session was left")
+        #expect(host.events.contains("unpublish :1") && host.events.contains("remove cgroup"))
+        // The display is free again, and a desktop that works starts on it.
+        let next = try await daemon.service.start(StartOptions(), caller: Self.alice)
+        #expect(next.display == Display(1) && next.desktopPid != nil)
+
+        // Where a desktop's exit does not end its session, it cannot fail the start either.
+        let lenient = try Daemon(host: FakeHost()) { $0.desktopExitEndsSession = false }
+        defer { lenient.remove() }
+        lenient.host.state.withLock { $0.desktopEndsAtOnce = "exited with status 1" }
+        #expect(try await lenient.service.start(StartOptions(), caller: Self.alice).display == Display(1))
+    }
+
     @Test func concurrentStartsHoldToAPerUserLimitOfOne() async throws {
         let daemon = try Daemon { $0.limits.maxSessionsPerUser = 1 }
         defer { daemon.remove() }

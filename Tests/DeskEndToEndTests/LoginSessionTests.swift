@@ -138,10 +138,12 @@ extension EndToEnd {
         #expect(!attempt.isEmpty)
     }
 
-    /// A desktop that fails at once leaves what the admin needs after the session is gone: its
-    /// output and exit status (`deskctl logs`, for the owner and admins only) and how the
-    /// session ended (`history`). Only the last `keep_logs` ended sessions keep their logs.
-    @Test func aDesktopThatExitsAtOnceLeavesItsLogAndExitStatus() throws {
+    /// A desktop that fails at once fails its start: `start` exits 1 with the desktop's exit
+    /// status and last lines, hands out no password and leaves nothing running. What the admin
+    /// needs is still there after: its output and exit status (`deskctl logs`, for the owner and
+    /// admins only) and how the session ended (`history`). Only the last `keep_logs` ended
+    /// sessions keep their logs.
+    @Test func aDesktopThatExitsAtOnceFailsItsStartAndLeavesItsLog() throws {
         let wes = try TestUsers.ensure("deskt-wes")
         let xan = try TestUsers.ensure("deskt-xan")
         let templates = "/tmp/deskt-templates-fail-\(getpid())"
@@ -155,18 +157,34 @@ extension EndToEnd {
             TestUsers.reap(wes); TestUsers.reap(xan)
             try? FileManager.default.removeItem(atPath: templates)
         }
-        let failed = try daemon.start(wes.name, extra: ["--desktop", "fails"], as: wes.name)
-        #expect(eventually(10) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true })
+        let start = try daemon.deskctl(["start", "--desktop", "fails"], as: wes.name)
+        #expect(start.status == 1 && start.stdout.isEmpty, "\(start.stdout)")
+        #expect(start.stderr.contains("the desktop \"fails\" exited with status 3 within its first second on :"), "\(start.stderr)")
+        #expect(start.stderr.contains("so deskd ended the session; its last log lines: deskt-marker from \(wes.name) | deskt-stderr-marker"), "\(start.stderr)")
+        #expect(!start.stderr.contains("Password"))
+        let json = try daemon.deskctl(["start", "--desktop", "fails", "--json"], as: wes.name)
+        #expect(json.status == 1 && json.stdout.contains("\"desktop-exited\""), "\(json.stdout)")
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty)
+        #expect(eventually(5) { TestUsers.processes(of: wes).isEmpty }, "left running: \(TestUsers.processes(of: wes))")
 
-        let logs = try daemon.deskctl(["logs", failed.display.description, "--json"], as: wes.name).decode(SessionLogs.self)
-        #expect(logs.session.id == failed.id && logs.session.endedAt != nil)
-        #expect(logs.session.endReason == "desktop exited", "\(logs.session)")
+        // history says how it ended, to its owner, and names the session whose logs are kept.
+        let history = try daemon.deskctl(["history", "--json"], as: wes.name).decode([AuditEntry].self)
+        let ended = try #require(history.first { $0.command == .ended })
+        #expect(ended.outcome.hasPrefix("desktop exited at once (") && ended.outcome.contains("desktop exited with status 3"), "\(ended.outcome)")
+        #expect(try daemon.deskctl(["history"], as: wes.name).stdout.contains("ended"))
+        let failedID = String(try #require(ended.detail?.split(separator: "=").last))
+        let failedDisplay = try #require(ended.display)
+
+        let logs = try daemon.deskctl(["logs", failedID, "--json"], as: wes.name).decode(SessionLogs.self)
+        #expect(logs.session.id == failedID && logs.session.endedAt != nil)
+        #expect(logs.session.endReason == "desktop exited at once", "\(logs.session)")
         let desktop = try #require(logs.processes.first { $0.role == .desktop })
         #expect(desktop.exit == "exited with status 3", "\(desktop)")
         #expect(desktop.lines.contains("deskt-marker from \(wes.name)") && desktop.lines.contains("deskt-stderr-marker"), "\(desktop.lines)")
         let xvnc = try #require(logs.processes.first { $0.role == .xvnc })
         #expect(xvnc.exit?.hasPrefix("killed by signal 15") == true || xvnc.exit == "exited with status 0", "\(xvnc)")
         #expect(xvnc.lines.contains { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }, "\(xvnc.lines)")
+        let failed = (id: failedID, display: failedDisplay)
 
         // The text form says the same to a person; --lines cuts it.
         let text = try daemon.deskctl(["logs", failed.id, "--lines", "1"], as: wes.name)
@@ -180,12 +198,6 @@ extension EndToEnd {
             #expect(!refused.stdout.contains("deskt-marker"))
         }
         #expect(try daemon.deskctl(["logs", failed.id]).stdout.contains("deskt-marker"))
-
-        // history says how it ended, to its owner.
-        let history = try daemon.deskctl(["history", "--json"], as: wes.name).decode([AuditEntry].self)
-        let ended = try #require(history.last { $0.command == .ended && $0.display == failed.display })
-        #expect(ended.outcome.hasPrefix("desktop exited (") && ended.outcome.contains("desktop exited with status 3"), "\(ended.outcome)")
-        #expect(try daemon.deskctl(["history"], as: wes.name).stdout.contains("ended"))
 
         // Three more ended sessions: only the newest two keep their logs.
         var ids: [String] = []
@@ -209,7 +221,8 @@ extension EndToEnd {
         let zoe = try TestUsers.ensure("deskt-zoe")
         let templates = "/tmp/deskt-templates-fast-\(getpid())"
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
-        try "#!/bin/sh\nseq 1 300000\necho done writing\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
+        // It outlives its first second (sleep), so its start succeeds and its exit ends the session.
+        try "#!/bin/sh\nsleep 1.5\nseq 1 300000\necho done writing\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer { daemon.shutDown(); TestUsers.reap(zoe); try? FileManager.default.removeItem(atPath: templates) }
         let session = try daemon.start(zoe.name, extra: ["--desktop", "fast"])
