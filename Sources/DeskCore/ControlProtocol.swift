@@ -13,7 +13,7 @@ public enum ControlProtocol {
 }
 
 public enum Command: String, Codable, Sendable, CaseIterable {
-    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs, url, metrics
+    case ping, start, list, show, kill, reap, probe, passwd, history, status, logs, url, metrics, desktops
 }
 
 /// Every request has a version and a command; the rest depends on the command.
@@ -129,11 +129,14 @@ public struct Response: Codable, Sendable, Equatable {
     public var link: BrowserLink?
     /// metrics (admins): every metric in Prometheus's text format.
     public var metrics: String?
+    /// desktops: every desktop template, installed or not.
+    public var desktops: [DesktopInfo]?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
                 history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,
-                metrics: String? = nil) {
+                metrics: String? = nil, desktops: [DesktopInfo]? = nil) {
         self.ok = true
+        self.desktops = desktops
         self.metrics = metrics
         self.link = link
         self.logs = logs

@@ -101,6 +101,13 @@ public final class SessionService: Sendable {
 
     // MARK: Status
 
+    /// The desktops this host can start, and what those it cannot would need.
+    public func desktops() -> [DesktopInfo] {
+        let configuration = self.configuration
+        return TemplateLibrary(directories: configuration.templateDirectories)
+            .catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
+    }
+
     public func status() async -> DaemonStatus {
         await refresh()
         let configuration = self.configuration
@@ -173,7 +180,18 @@ public final class SessionService: Sendable {
         let limits = configuration.limits
         let desktopName = options.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(desktopName)
-        let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
+        let library = TemplateLibrary(directories: configuration.templateDirectories)
+        let template = try library.template(named: desktopName)
+        let honoursUserXstartup = configuration.honourUserXstartup && options.desktop == nil
+        // A desktop whose programs are not there would only exit at once; say what to install.
+        // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
+        if !honoursUserXstartup {
+            let info = library.describe(template, defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
+            if !info.installed {
+                let others = desktops().filter(\.installed).map(\.name)
+                throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: others))
+            }
+        }
         let geometry = options.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
         let depth = try ColorDepth.validate(options.depth ?? configuration.defaultDepth)
@@ -193,7 +211,7 @@ public final class SessionService: Sendable {
         }
         let plan = ManagedSession.LaunchPlan(
             account: account, template: template, geometry: geometry, depth: depth,
-            userXstartup: configuration.honourUserXstartup && options.desktop == nil, configuration: configuration
+            userXstartup: honoursUserXstartup, configuration: configuration
         )
 
         // Another X server can win a display between our look and Xvnc's own lock: then try the next.

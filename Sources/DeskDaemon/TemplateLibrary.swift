@@ -17,6 +17,26 @@ struct TemplateLibrary: Sendable {
         throw DeskError(.invalidDesktop, "there is no desktop named '\(name)'; choose one of: \(known.isEmpty ? "(no templates installed)" : known.joined(separator: ", ")).")
     }
 
+    /// Every desktop, with what its template needs and whether the host has it. Commands are
+    /// looked for on `path`, the sessions' PATH (root's configuration, never the user's).
+    func catalog(defaultDesktop: String, path: String, isExecutable: (String) -> Bool) -> [DesktopInfo] {
+        let templates = available().compactMap { try? template(named: $0) }
+        var infos = templates.map { describe($0, defaultDesktop: defaultDesktop, path: path, isExecutable: isExecutable) }
+        // A template that picks among others starts the first of them installed.
+        for (index, template) in templates.enumerated() where !template.picks.isEmpty {
+            infos[index].starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.installed && $0.starts == nil } }
+        }
+        return infos
+    }
+
+    func describe(_ template: XstartupTemplate, defaultDesktop: String, path: String, isExecutable: (String) -> Bool) -> DesktopInfo {
+        let needs = template.needs
+        let directories = path.split(separator: ":").filter { $0.hasPrefix("/") }
+        let missing = needs.commands.filter { command in !directories.contains { isExecutable("\($0)/\(command)") } }
+        return DesktopInfo(name: template.name, installed: missing.isEmpty, isDefault: template.name == defaultDesktop,
+                           missing: missing, install: missing.isEmpty ? nil : needs.install)
+    }
+
     func available() -> [String] {
         var names = Set<String>()
         for directory in directories {

@@ -23,7 +23,7 @@ extension Deskctl {
         @Option(help: "Colour depth: 16, 24 or 32 (default 24).")
         var depth: Int?
 
-        @Option(help: "The desktop template, for example xterm or gnome.")
+        @Option(help: "The desktop template, for example xterm or openbox; deskctl desktops lists those this host can start.")
         var desktop: String?
 
         @Flag(help: "Also print a one-time link that opens the desktop in a browser, through deskd's gateway (as deskctl url does).")

@@ -60,4 +60,28 @@ import Testing
         #expect(script.contains(#"exec "$HOME/.vnc/xstartup""#))
         #expect(!XstartupTemplate.sessionScript("#!/bin/sh\nexec xterm\n", preferringUserXstartup: false).contains(".vnc"))
     }
+
+    @Test func aTemplateSaysWhatItNeedsInItsHeaderAndTheTableSaysWhatIsMissing() {
+        let xfce = XstartupTemplate(name: "xfce", text: "#!/bin/sh\n# deskd xstartup: Xfce.\n# needs: startxfce4  dbus-launch (apt-get install xfce4 dbus-x11)\nexec startxfce4\n# needs: ignored\n")
+        #expect(xfce.needs.commands == ["startxfce4", "dbus-launch"] && xfce.needs.install == "apt-get install xfce4 dbus-x11")
+        #expect(xfce.picks.isEmpty)
+        // Only the comment block at the top counts; a template that says nothing needs nothing.
+        #expect(XstartupTemplate(name: "t", text: "#!/bin/sh\nexec xterm\n# needs: xterm\n").needs.commands.isEmpty)
+        #expect(XstartupTemplate(name: "auto", text: "#!/bin/sh\n# picks: gnome openbox xterm\n").picks == ["gnome", "openbox", "xterm"])
+
+        let table = DesktopTable.render([
+            DesktopInfo(name: "auto", installed: true, isDefault: false, starts: "openbox"),
+            DesktopInfo(name: "xfce", installed: false, isDefault: false, missing: ["startxfce4"], install: "apt-get install xfce4 dbus-x11"),
+            DesktopInfo(name: "xterm", installed: true, isDefault: true),
+        ])
+        #expect(table == """
+            DESKTOP  INSTALLED  NOTES
+            auto     yes        starts openbox here
+            xfce     no         needs startxfce4: apt-get install xfce4 dbus-x11
+            xterm    yes        the default
+            """)
+        let sentence = DesktopInfo(name: "xfce", installed: false, isDefault: false, missing: ["startxfce4", "dbus-launch"], install: "apt-get install xfce4 dbus-x11")
+            .notInstalledSentence(installedOthers: ["openbox", "xterm"])
+        #expect(sentence == "the desktop 'xfce' is not installed on this host (startxfce4, dbus-launch are missing); an admin can add it with: apt-get install xfce4 dbus-x11, or start one that is: openbox, xterm (deskctl desktops lists them).")
+    }
 }

@@ -28,6 +28,8 @@ final class FakeHost: HostSystem {
         var passwords: [String: [UInt8]] = [:]
         /// While set, a start waits for its Xvnc's greeting: a test can look at a session in `starting`.
         var holdGreeting = false
+        /// Programs on the host besides Xvnc (a desktop's needs).
+        var installed: Set<String> = ["/usr/bin/xterm", "/usr/bin/openbox-session"]
         /// The next desktop ends at once, as this says ("exited with status 127").
         var desktopEndsAtOnce: String?
         /// Making a session directory fails (a full disk, say).
@@ -85,7 +87,7 @@ final class FakeHost: HostSystem {
     func reclaimStaleLock(_ display: Display) {}
     func releaseLock(_ display: Display, ownedBy pid: pid_t) { note("release lock \(display)") }
     func prepareXSocketDirectory() throws(OSError) {}
-    func isExecutable(_ path: String) -> Bool { path == Self.xvnc }
+    func isExecutable(_ path: String) -> Bool { path == Self.xvnc || state.withLock { $0.installed.contains(path) } }
     func isDirectory(_ path: String) -> Bool { state.withLock { !$0.missingHomes.contains(path) } }
 
     // MARK: Files

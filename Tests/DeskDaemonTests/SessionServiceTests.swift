@@ -288,6 +288,30 @@ import Testing
         #expect(try await lenient.service.start(StartOptions(), caller: Self.alice).display == Display(1))
     }
 
+    @Test func theDesktopsListSaysWhatIsInstalledAndAStartOfOneThatIsNotIsRefusedFirst() async throws {
+        let daemon = try Daemon { $0.defaultDesktop = "openbox" }
+        defer { daemon.remove() }
+        let desktops = await daemon.service.desktops()
+        #expect(desktops.map(\.name) == ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"])
+        let byName = Dictionary(uniqueKeysWithValues: desktops.map { ($0.name, $0) })
+        #expect(byName["openbox"] == DesktopInfo(name: "openbox", installed: true, isDefault: true))
+        #expect(byName["xterm"]?.installed == true && byName["auto"]?.starts == "openbox")
+        #expect(byName["xfce"] == DesktopInfo(name: "xfce", installed: false, isDefault: false, missing: ["startxfce4", "dbus-launch"],
+                                              install: "apt-get install xfce4 dbus-x11"))
+
+        let before = daemon.host.events
+        await #expect { try await daemon.service.start(StartOptions(desktop: "xfce"), caller: Self.alice) } throws: { error in
+            let error = error as? DeskError
+            return error?.code == .invalidDesktop && error?.message.contains("the desktop 'xfce' is not installed on this host (startxfce4, dbus-launch are missing)") == true
+                && error?.message.contains("start one that is: auto, openbox, xterm") == true
+        }
+        #expect(daemon.host.events == before, "a refused start touched the host")
+        // Installed later, it starts.
+        daemon.host.state.withLock { $0.installed.formUnion(["/usr/bin/startxfce4", "/usr/bin/dbus-launch"]) }
+        #expect(try await daemon.service.start(StartOptions(desktop: "xfce"), caller: Self.alice).desktop == "xfce")
+        #expect(await daemon.service.desktops().first { $0.name == "auto" }?.starts == "xfce")
+    }
+
     @Test func concurrentStartsHoldToAPerUserLimitOfOne() async throws {
         let daemon = try Daemon { $0.limits.maxSessionsPerUser = 1 }
         defer { daemon.remove() }

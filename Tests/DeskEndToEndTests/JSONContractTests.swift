@@ -31,6 +31,16 @@ struct JSONContractTests {
 
         try JSONSchemaCheck.expectValid(daemon.deskctl(["probe", display, "--json"]), "probe")
         try JSONSchemaCheck.expectValid(daemon.deskctl(["status", "--json"], as: jay.name), "status")
+        let desktops = try JSONSchemaCheck.expectValid(daemon.deskctl(["desktops", "--json"], as: jay.name), "desktops")
+        // CI installs xterm and openbox, and no GNOME: the list says so, and what GNOME needs.
+        let byName = Dictionary(uniqueKeysWithValues: try desktops.decode([DesktopInfo].self).map { ($0.name, $0) })
+        #expect(byName["xterm"]?.installed == true && byName["openbox"]?.installed == true, "\(byName)")
+        #expect(byName["auto"]?.starts == "openbox" || byName["auto"]?.starts == "gnome", "\(byName)")
+        if let gnome = byName["gnome"], !gnome.installed {
+            #expect(gnome.missing.contains("gnome-session") && gnome.install == "apt-get install gnome-session dbus-x11", "\(gnome)")
+            let refused = try daemon.deskctl(["start", "--desktop", "gnome"], as: jay.name)
+            #expect(refused.status == 1 && refused.stderr.contains("the desktop 'gnome' is not installed on this host"), "\(refused.stderr)")
+        }
         try JSONSchemaCheck.expectValid(daemon.deskctl(["logs", display, "--json"], as: jay.name), "logs")
         try JSONSchemaCheck.expectValid(daemon.deskctl(["reap", "--idle", "1d", "--dry-run", "--json"]), "sessions")
         try JSONSchemaCheck.expectValid(daemon.deskctl(["reap", "--idle", "1s", "--dry-run", "--json"]), "sessions")
