@@ -68,19 +68,23 @@ public struct ControlClient: Sendable {
             if n > 0 { reply += buffer[0..<n]; continue }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                throw Unreachable(description: "deskd at \(socketPath) did not answer within \(timeoutSeconds) seconds; check it with: journalctl -u deskd.")
+                throw Unreachable(description: "deskd at \(socketPath) did not answer within \(timeoutSeconds) seconds; check its log (journalctl -u deskd, or /run/deskd/deskd.log under scripts/demo).")
             }
             break
         }
         guard !reply.isEmpty else {
-            throw Unreachable(description: "deskd at \(socketPath) closed the connection without a reply; check it with: journalctl -u deskd.")
+            throw Unreachable(description: "deskd at \(socketPath) closed the connection without a reply; check its log (journalctl -u deskd, or /run/deskd/deskd.log under scripts/demo).")
         }
         return reply
     }
 
     private func unreachable(_ code: Int32) -> Unreachable {
         let reason = String(cString: strerror(code))
-        let hint = code == EACCES ? "you may not use this socket" : "is deskd running? (systemctl status deskd)"
+        // deskd runs as a service once installed, or from a source tree under scripts/demo.
+        let hint = code == EACCES
+            ? "you may not use this socket; ask an admin, or point deskctl at another with --socket or DESKD_SOCKET"
+            : "start deskd (systemctl start deskd where it is installed as a service, or scripts/demo in a source tree), "
+                + "or point deskctl at its socket with --socket or DESKD_SOCKET"
         return Unreachable(description: "cannot reach deskd at \(socketPath) (\(reason)); \(hint).")
     }
 }

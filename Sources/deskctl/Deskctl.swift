@@ -35,7 +35,7 @@ struct Deskctl: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success || error is ExitCode { exit(withError: error) }
-            let sentence = "\(message(for: error)) (see deskctl --help)"
+            let sentence = UsageSentence.rewrite(message(for: error), subcommand: UsageSentence.subcommand(in: CommandLine.arguments))
             // No command was parsed, so look for the flag itself: a script that asked for JSON reads JSON.
             if JSONOutput.isRequested(by: CommandLine.arguments) {
                 JSONFailure(code: ExitCodes.usageCode, message: sentence).print()
