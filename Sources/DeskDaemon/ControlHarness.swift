@@ -103,7 +103,7 @@ public struct ControlHarness: Sendable {
                 return Response(metrics: await harness.service.metricsText())
             }
         case .desktops:
-            .reading { _, _, harness in Response(desktops: await harness.service.desktops()) }
+            .reading { _, _, harness in Response(desktops: harness.service.desktops()) }
         case .history:
             .reading { (request, caller, harness) async throws(DeskError) -> Response in
                 if let name = request.user, !caller.isAdmin, name != caller.userName {
