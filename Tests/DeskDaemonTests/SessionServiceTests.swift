@@ -291,7 +291,7 @@ import Testing
     @Test func theDesktopsListSaysWhatIsInstalledAndAStartOfOneThatIsNotIsRefusedFirst() async throws {
         let daemon = try Daemon { $0.defaultDesktop = "openbox" }
         defer { daemon.remove() }
-        let desktops = await daemon.service.desktops()
+        let desktops = daemon.service.desktops()
         #expect(desktops.map(\.name) == ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"])
         let byName = Dictionary(uniqueKeysWithValues: desktops.map { ($0.name, $0) })
         #expect(byName["openbox"] == DesktopInfo(name: "openbox", installed: true, isDefault: true))
