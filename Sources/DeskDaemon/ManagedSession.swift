@@ -54,6 +54,10 @@ actor ManagedSession {
     /// The start has put something on the host (a directory, a cgroup, a process) to take away.
     private var touchedHost = false
     private var login: (any LoginProcess)?
+    /// The desktop's start time in ticks, read when deskd-session named its pid.
+    private var desktopStartTicks: UInt64?
+    /// sessions.user_xstartup applied to this start: ~/.vnc/xstartup may run instead of the template.
+    private var honoursUserXstartup = false
 
     private var host: any HostSystem { environment.host }
     private var logger: Logger { environment.logger }
@@ -139,7 +143,7 @@ actor ManagedSession {
         reply.password = password
         // A desktop whose exit does not end the session cannot fail its start: it starts the
         // moment this reply is on its way, since the X server already answers.
-        if record.session.desktopPid == nil { Task { await self.startDesktop() } }
+        if !plan.configuration.desktopExitEndsSession { Task { await self.startDesktop() } }
         return reply
     }
 
@@ -262,6 +266,7 @@ actor ManagedSession {
         record.session.pidStartTicks = identity?.startTicks ?? 0
         record.session.executable = identity?.executable ?? configuration.xvncPath
         if configuration.desktopExitEndsSession {
+            honoursUserXstartup = plan.userXstartup
             try await bringUpDesktop(login, logDirectory: logDirectory, template: plan.template.name)
             timings.mark("desktop")
         }
@@ -287,31 +292,45 @@ actor ManagedSession {
 
     /// Starts the desktop before `start` answers and watches its first moments.
     private func bringUpDesktop(_ login: any LoginProcess, logDirectory: String, template: String) async throws(LaunchFailure) {
+        let host = self.host, xvnc = record.session.pid, display = self.display
         let launched = await onDedicatedThread { login.startDesktop(until: .now + .seconds(10)) }
         let desktop: pid_t
         switch launched {
         case .success(let pid): desktop = pid
         case .failure(let error):
+            if host.identity(of: xvnc) == nil {
+                try await failFirstMoments(role: "xvnc", how: "ended", logDirectory: logDirectory, template: template)
+            }
             await finish(.startFailed("desktop spawn failed"))
             throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."))
         }
         record.session.desktopPid = desktop
-        let host = self.host, xvnc = record.session.pid, display = self.display, deadline = ContinuousClock.now + Self.desktopFirstMoments
+        // Who the desktop is, so a watch begun later is not put on a newer process with its pid.
+        desktopStartTicks = host.identity(of: desktop)?.startTicks
+        let deadline = ContinuousClock.now + Self.desktopFirstMoments
         let outcome = await onDedicatedThread {
             login.awaitDesktop(until: deadline) { host.holdsDisplayConnection(desktop, xvnc: xvnc, display: display) }
         }
         try await stopIfKilled()
         guard case .ended(let role, let how) = outcome else { return }
+        try await failFirstMoments(role: role, how: how, logDirectory: logDirectory, template: template)
+    }
+
+    /// Ends a session whose desktop or Xvnc ended in the desktop's first moments, and says so.
+    private func failFirstMoments(role: String, how: String, logDirectory: String, template: String) async throws(LaunchFailure) -> Never {
         let log = role == "xvnc" ? "xvnc.log" : "desktop.log"
+        let host = self.host
         let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
         logger.warning("session process exited in the desktop's first second; start failed",
                        metadata: record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         await finish(.startFailed("\(role) exited at once"))
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
         if role == "xvnc" {
-            throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so no desktop was started; \(tail)"))
+            throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"))
         }
-        throw .failed(DeskError(.desktopExited, "the desktop \"\(template)\" \(how) within its first second on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."))
+        // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
+        let what = honoursUserXstartup ? "the desktop \"\(template)\" (or ~/.vnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""
+        throw .failed(DeskError(.desktopExited, "\(what) \(how) within its first second on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."))
     }
 
     private func startDesktop() async {
@@ -490,7 +509,14 @@ actor ManagedSession {
         host.onExit(of: record.session.pid) { [weak self] in
             Task { await self?.processExited(role: "xvnc") }
         }
-        if let desktop = record.session.desktopPid { watchDesktop(desktop) }
+        guard let desktop = record.session.desktopPid else { return }
+        // The desktop ended between its first moments and this watch, and its pid went to a
+        // newer process: watching that one would keep the session past its desktop.
+        if let ticks = desktopStartTicks, host.identity(of: desktop)?.startTicks != ticks {
+            Task { await self.processExited(role: "desktop") }
+            return
+        }
+        watchDesktop(desktop)
     }
 
     /// Watched even when its exit does not end the session: the monitor also reaps it.

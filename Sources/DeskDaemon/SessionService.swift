@@ -186,7 +186,9 @@ public final class SessionService: Sendable {
         // A desktop whose programs are not there would only exit at once; say what to install.
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
         if !honoursUserXstartup {
-            let info = library.describe(template, defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
+            // A template that picks among others (auto) is installed when one of its picks is.
+            let info = (template.picks.isEmpty ? nil : desktops().first { $0.name == template.name })
+                ?? library.describe(template, defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
             if !info.installed {
                 let others = desktops().filter(\.installed).map(\.name)
                 throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: others))

@@ -24,7 +24,14 @@ struct TemplateLibrary: Sendable {
         var infos = templates.map { describe($0, defaultDesktop: defaultDesktop, path: path, isExecutable: isExecutable) }
         // A template that picks among others starts the first of them installed.
         for (index, template) in templates.enumerated() where !template.picks.isEmpty {
-            infos[index].starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.installed && $0.starts == nil } }
+            let starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.installed && $0.starts == nil } }
+            infos[index].starts = starts
+            // It is installed when one of its picks is; else it names what the last one lacks.
+            if starts == nil, let last = template.picks.last.flatMap({ pick in infos.first { $0.name == pick } }) {
+                infos[index].installed = false
+                infos[index].missing = last.missing
+                infos[index].install = last.install
+            }
         }
         return infos
     }

@@ -160,10 +160,12 @@ public final class LinuxHost: HostSystem {
         let accepted = ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [path, "@" + path])
             .filter { $0.name == path || $0.name == "@" + path }
         guard !accepted.isEmpty else { return false }
-        let clientEnds = ProcFS.socketInodes(of: desktop)
-        guard accepted.contains(where: { clientEnds.contains($0.peer) }) else { return false }
+        // Xvnc's own accepted ends first, then the desktop's fds, which the user controls (up to
+        // its RLIMIT_NOFILE of them): only until the first match, and only the first 1024.
         let servers = ProcFS.socketInodes(of: xvnc)
-        return accepted.contains { clientEnds.contains($0.peer) && servers.contains($0.inode) }
+        let clientEnds = Set(accepted.filter { servers.contains($0.inode) }.map(\.peer))
+        guard !clientEnds.isEmpty else { return false }
+        return ProcFS.holdsSocket(of: desktop, among: clientEnds, scanning: 1024)
     }
 
     public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count] {

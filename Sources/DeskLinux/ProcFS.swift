@@ -291,6 +291,25 @@ public enum ProcFS {
     }
 
     /// The inodes of the sockets a process holds open (`socket:[N]` links in /proc/PID/fd).
+    /// Whether one of `pid`'s first `limit` descriptors is a socket in `inodes`; stops at the first.
+    public static func holdsSocket(of pid: pid_t, among inodes: Set<UInt64>, scanning limit: Int) -> Bool {
+        guard let dir = opendir("/proc/\(pid)/fd") else { return false }
+        defer { closedir(dir) }
+        var buffer = [CChar](repeating: 0, count: 64), scanned = 0
+        while scanned < limit, let entry = readdir(dir) {
+            scanned += 1
+            let n = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self) { readlinkat(dirfd(dir), $0.baseAddress!, &buffer, buffer.count - 1) }
+            }
+            guard n > 9 else { continue }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if target.hasPrefix("socket:["), target.hasSuffix("]"), let inode = UInt64(target.dropFirst(8).dropLast()), inodes.contains(inode) {
+                return true
+            }
+        }
+        return false
+    }
+
     public static func socketInodes(of pid: pid_t) -> Set<UInt64> {
         let directory = "/proc/\(pid)/fd"
         guard let dir = opendir(directory) else { return [] }

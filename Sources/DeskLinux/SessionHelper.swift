@@ -161,6 +161,8 @@ public final class SessionHelper: Sendable {
             let (word, rest) = Self.split(line)
             if word == "desktop", let pid = pid_t(rest) { return .success(pid) }
             if word == "failed" { return .failure(OSError(rest, path: "deskd-session", errno: EIO)) }
+            // Xvnc ended first: deskd-session starts no desktop then, and says nothing more of it.
+            if word == "exit", Self.split(rest).0 == "xvnc" { return .failure(OSError("Xtigervnc \(Self.split(rest).1)", path: "deskd-session", errno: ESRCH)) }
         }
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))
     }
@@ -172,22 +174,39 @@ public final class SessionHelper: Sendable {
     public func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> DesktopStart {
         var pause: Int32 = 2
         while true {
-            if settled() { return .settled }
+            // An end already reported wins over a connection seen since: a desktop that opened
+            // its display and died (a font error, another window manager) has not started.
+            if let ended = pendingEnd(waiting: 0) { return ended }
+            if settled() {
+                return pendingEnd(waiting: 0) ?? .settled
+            }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { return .stillStarting }
-            var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
+            guard left > .zero else { return pendingEnd(waiting: 0) ?? .stillStarting }
             let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, Int64(pause)))
-            let ready = poll(&entry, 1, milliseconds)
             pause = min(pause * 2, 32)
-            guard ready > 0 else { continue }
-            // deskd-session writes each line whole, so a readable pipe holds at least one.
-            guard let line = readLine(until: deadline) else { return .stillStarting }
+            if let ended = pendingEnd(waiting: milliseconds) { return ended }
+        }
+    }
+
+    /// The first `exit` line the helper has written, waiting up to `milliseconds` for one to
+    /// come; nil if none did. Other lines are passed over. deskd-session writes each line
+    /// whole, so a readable pipe holds at least one.
+    private func pendingEnd(waiting milliseconds: Int32) -> DesktopStart? {
+        var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
+        while poll(&entry, 1, milliseconds) > 0 {
+            guard let line = readLine(until: .now + .milliseconds(100)) else {
+                // The helper's end of the pipe is closed (it died): nothing more will come.
+                usleep(useconds_t(max(milliseconds, 1)) * 1000)
+                return nil
+            }
             let (word, rest) = Self.split(line)
             if word == "exit" {
                 let (role, how) = Self.split(rest)
                 return .ended(role: role, how: how)
             }
+            entry.revents = 0
         }
+        return nil
     }
 
     /// One line from the helper, or nil at its end or the deadline.

@@ -310,6 +310,15 @@ import Testing
         daemon.host.state.withLock { $0.installed.formUnion(["/usr/bin/startxfce4", "/usr/bin/dbus-launch"]) }
         #expect(try await daemon.service.start(StartOptions(desktop: "xfce"), caller: Self.alice).desktop == "xfce")
         #expect(await daemon.service.desktops().first { $0.name == "auto" }?.starts == "xfce")
+
+        // auto is installed when one of its picks is; with none, it says what its last one needs.
+        let bare = try Daemon()
+        defer { bare.remove() }
+        bare.host.state.withLock { $0.installed = [] }
+        #expect(bare.service.desktops().first { $0.name == "auto" } == DesktopInfo(name: "auto", installed: false, isDefault: false, missing: ["xterm"], install: "apt-get install xterm"))
+        await #expect { try await bare.service.start(StartOptions(desktop: "auto"), caller: Self.alice) } throws: {
+            ($0 as? DeskError)?.message.contains("the desktop 'auto' is not installed on this host (xterm is missing)") == true
+        }
     }
 
     @Test func concurrentStartsHoldToAPerUserLimitOfOne() async throws {
