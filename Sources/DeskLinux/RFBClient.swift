@@ -121,13 +121,8 @@ public final class RFBClient {
     private static func connectTCP(host: String, port: Int, deadline: ContinuousClock.Instant) throws(Failure) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .refused }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); throw .refused }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        guard let address = InternetSocketAddress(host: host, port: port) else { close(fd); throw .refused }
+        let connected = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         if connected != 0 {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)

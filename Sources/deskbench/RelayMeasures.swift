@@ -132,17 +132,8 @@ extension Bench {
     }
 
     static func freeLoopbackPort() throws -> Int {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Options.Usage("no free loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = InternetSocketAddress.freeLoopbackPort() else { throw Options.Usage("no free loopback port") }
+        return port
     }
 
     private func throughputRow(_ label: String, _ values: [Double], _ ratio: String = "") -> String {

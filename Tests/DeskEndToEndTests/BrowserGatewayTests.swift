@@ -11,17 +11,7 @@ extension EndToEnd {
 struct BrowserGatewayTests {
     /// A free loopback port for the gateway (the kernel's pick, let go at once).
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        try #require(InternetSocketAddress.freeLoopbackPort())
     }
 
     static func link(_ daemon: DaemonUnderTest, _ display: Display, viewOnly: Bool = false, as user: String) throws -> BrowserLink {

@@ -186,35 +186,16 @@ final class WebsockifyDesktop {
         init(_ description: String) { self.description = description }
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
-    }
-
     /// A port the kernel hands out on loopback, free a moment ago.
     static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failed("socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failed("cannot bind a loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard let port = InternetSocketAddress.freeLoopbackPort() else { throw Failed("cannot bind a loopback port: errno \(errno)") }
+        return port
     }
 
     static func loopbackAccepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
+        return InternetSocketAddress.loopback(port: port).withSockaddr { connect(fd, $0, $1) } == 0
     }
 }

@@ -377,11 +377,7 @@ extension EndToEnd {
             _ = eventually(10) { ProcFS.allPIDs().contains { (ProcFS.readText("/proc/\($0)/cmdline") ?? "").hasPrefix("/bin/sh\0\(wrapper)") } }
             let fd = asUser(mallory) { () -> Int32 in
                 let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-                let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                let bound = InternetSocketAddress.loopback(port: port).withSockaddr { bind(fd, $0, $1) }
                 return bound == 0 && listen(fd, 8) == 0 ? fd : -1
             }
             squatter.withLock { $0 = fd }

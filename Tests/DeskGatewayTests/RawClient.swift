@@ -1,3 +1,4 @@
+import DeskLinux
 import Foundation
 import Glibc
 
@@ -26,14 +27,7 @@ final class RawClient {
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
+        guard InternetSocketAddress.loopback(port: port).withSockaddr({ connect(fd, $0, $1) }) == 0 else {
             close(fd)
             throw Failure(description: "connect: \(String(cString: strerror(errno)))")
         }

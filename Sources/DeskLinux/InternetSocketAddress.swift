@@ -1,0 +1,48 @@
+import Glibc
+
+/// A `sockaddr_in`: an IPv4 address and a TCP port, for connect and bind, as
+/// `UnixSocketAddress` is for a Unix socket. deskd's own TCP (Xvnc's port, the gateway's and
+/// the metrics listener through NIO) is on IPv4 only.
+public struct InternetSocketAddress {
+    private var address = sockaddr_in()
+
+    /// nil when `host` is not a dotted IPv4 address or `port` is out of range.
+    public init?(host: String, port: Int) {
+        guard (0...65535).contains(port) else { return nil }
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+    }
+
+    /// 127.0.0.1:`port`; port 0 lets the kernel pick one at bind.
+    public static func loopback(port: Int) -> InternetSocketAddress {
+        InternetSocketAddress(host: "127.0.0.1", port: port)!
+    }
+
+    /// Calls `body` with the address and its length, for connect or bind.
+    public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        withUnsafePointer(to: address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+
+    /// The IPv4 port a socket is bound to (after a bind to port 0, the kernel's pick); nil if it is not.
+    public static func boundPort(of fd: Int32) -> Int? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) == 0 }
+        }
+        guard named, address.sin_family == sa_family_t(AF_INET) else { return nil }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A port the kernel hands out on loopback, free a moment ago (its socket is closed again).
+    public static func freeLoopbackPort() -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard loopback(port: 0).withSockaddr({ bind(fd, $0, $1) }) == 0 else { return nil }
+        return boundPort(of: fd)
+    }
+}
