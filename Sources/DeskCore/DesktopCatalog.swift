@@ -70,8 +70,6 @@ extension XstartupTemplate {
 /// `deskctl desktops` for people: one line per desktop, within 80 columns where it can.
 public enum DesktopTable {
     public static func render(_ desktops: [DesktopInfo]) -> String {
-        let width = max(7, desktops.map(\.name.count).max() ?? 0)
-        let header = "DESKTOP".padding(to: width) + "  INSTALLED  NOTES"
         let rows = desktops.map { desktop in
             var notes: [String] = []
             if desktop.isDefault { notes.append("the default") }
@@ -79,20 +77,12 @@ public enum DesktopTable {
             if !desktop.installed {
                 notes.append("needs \(desktop.missing.joined(separator: ", "))" + (desktop.install.map { ": \($0)" } ?? ""))
             }
-            return desktop.name.padding(to: width) + "  " + (desktop.installed ? "yes" : "no ").padding(to: 9) + "  " + notes.joined(separator: "; ")
+            return [desktop.name, desktop.installed ? "yes" : "no", notes.joined(separator: "; ")]
         }
-        return ([header] + rows).map { $0.trimmingTrailingSpaces() }.joined(separator: "\n")
-    }
-}
-
-extension String {
-    fileprivate func padding(to width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
-    }
-
-    fileprivate func trimmingTrailingSpaces() -> String {
-        var text = Substring(self)
-        while text.last == " " { text = text.dropLast() }
-        return String(text)
+        // A desktop with no notes ends at its INSTALLED column, without the padding.
+        return SessionTable.align([["DESKTOP", "INSTALLED", "NOTES"]] + rows)
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in String(line[..<(line.lastIndex { $0 != " " }.map(line.index(after:)) ?? line.startIndex)]) }
+            .joined(separator: "\n")
     }
 }

@@ -293,7 +293,24 @@ public enum ProcFS {
     /// The inodes of the sockets a process holds open (`socket:[N]` links in /proc/PID/fd).
     /// Whether one of `pid`'s first `limit` descriptors is a socket in `inodes`; stops at the first.
     public static func holdsSocket(of pid: pid_t, among inodes: Set<UInt64>, scanning limit: Int) -> Bool {
-        guard let dir = opendir("/proc/\(pid)/fd") else { return false }
+        var found = false
+        visitSocketInodes(of: pid, scanning: limit) { inode in
+            found = inodes.contains(inode)
+            return !found
+        }
+        return found
+    }
+
+    public static func socketInodes(of pid: pid_t) -> Set<UInt64> {
+        var inodes = Set<UInt64>()
+        visitSocketInodes(of: pid, scanning: .max) { inodes.insert($0); return true }
+        return inodes
+    }
+
+    /// Calls `visit` with the inode of each socket among `pid`'s first `limit` descriptors,
+    /// until it returns false.
+    private static func visitSocketInodes(of pid: pid_t, scanning limit: Int, _ visit: (UInt64) -> Bool) {
+        guard let dir = opendir("/proc/\(pid)/fd") else { return }
         defer { closedir(dir) }
         var buffer = [CChar](repeating: 0, count: 64), scanned = 0
         while scanned < limit, let entry = readdir(dir) {
@@ -303,29 +320,9 @@ public enum ProcFS {
             }
             guard n > 9 else { continue }
             let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if target.hasPrefix("socket:["), target.hasSuffix("]"), let inode = UInt64(target.dropFirst(8).dropLast()), inodes.contains(inode) {
-                return true
+            if target.hasPrefix("socket:["), target.hasSuffix("]"), let inode = UInt64(target.dropFirst(8).dropLast()), !visit(inode) {
+                return
             }
         }
-        return false
-    }
-
-    public static func socketInodes(of pid: pid_t) -> Set<UInt64> {
-        let directory = "/proc/\(pid)/fd"
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var inodes = Set<UInt64>()
-        var buffer = [CChar](repeating: 0, count: 64)
-        while let entry = readdir(dir) {
-            let n = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name.withMemoryRebound(to: CChar.self) { readlinkat(dirfd(dir), $0.baseAddress!, &buffer, buffer.count - 1) }
-            }
-            guard n > 9 else { continue }
-            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if target.hasPrefix("socket:["), target.hasSuffix("]"), let inode = UInt64(target.dropFirst(8).dropLast()) {
-                inodes.insert(inode)
-            }
-        }
-        return inodes
     }
 }
