@@ -219,3 +219,37 @@ import Testing
         #expect((ProcFS.memoryAvailableBytes() ?? 0) > 0)
     }
 }
+
+/// The start's check of a desktop's descriptors (is one of them its X connection?) reads a
+/// user's process: it stops at the first match and never reads more than it is given.
+@Suite struct SocketScanTests {
+    @Test func aSocketIsFoundOnlyWithinTheScanLimit() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let saved = limit
+        limit.rlim_cur = min(limit.rlim_max, 4096)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        defer { var saved = saved; setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+        try #require(limit.rlim_cur > 3000, "needs descriptor 3000; RLIMIT_NOFILE allows \(limit.rlim_cur)")
+
+        // 1,200 descriptors below the socket's, so its entry comes after the first 1,024.
+        let padding = (0..<1200).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { padding.forEach { close($0) } }
+        try #require(padding.allSatisfy { $0 >= 0 })
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+        // Moved to descriptor 3000 and up, so no descriptor another test frees meanwhile brings it forward.
+        let high = fcntl(pair[0], F_DUPFD_CLOEXEC, 3000)
+        close(pair[0])
+        defer { close(high); close(pair[1]) }
+        try #require(high >= 3000)
+        var info = stat()
+        try #require(fstat(high, &info) == 0)
+        let inode = UInt64(info.st_ino)
+
+        #expect(ProcFS.holdsSocket(of: getpid(), among: [inode], scanning: .max))
+        #expect(ProcFS.socketInodes(of: getpid()).contains(inode))
+        #expect(!ProcFS.holdsSocket(of: getpid(), among: [inode], scanning: 1024), "the scan went past its limit")
+        #expect(!ProcFS.holdsSocket(of: getpid(), among: [inode &+ 1 << 40], scanning: .max))
+    }
+}
