@@ -57,10 +57,6 @@ int deskd_above_stdio(int fd) {
 /* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
    and the child is a copy of one thread of it. Everything it needs was prepared before. */
 pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
-    for (int i = 0; i < 3; i++) {
-        int fd = i == 0 ? spec->in_fd : i == 1 ? spec->out_fd : spec->err_fd;
-        if (fd >= 0 && fd <= 2) { errno = EBADF; return -1; }
-    }
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     report[0] = deskd_above_stdio(report[0]);
@@ -95,7 +91,18 @@ pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         setsid();
-        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) goto failed;
+        /* A source may itself be one of 0-2: deskd's own stderr is the journal under systemd,
+           and is what deskd-session should write to. Lift every such source above 2 first, so
+           no dup2 below overwrites a descriptor a later one still reads (stdin given as stderr,
+           say), and so none is left as itself with its close-on-exec flag unchanged. The
+           copies are closed with the rest below. */
+        int sources[3] = { in_fd, out_fd, err_fd };
+        for (int i = 0; i < 3; i++) {
+            if (sources[i] <= 2 && (sources[i] = fcntl(sources[i], F_DUPFD, 3)) < 0) goto failed;
+        }
+        for (int i = 0; i < 3; i++) {
+            if (dup2(sources[i], i) < 0) goto failed;
+        }
         /* Close everything else but the report pipe, which closes itself on exec. A session
            process must never hold a daemon descriptor (the control socket, a session's log, a
            cgroup): if the kernel cannot close them, the child does not run. */

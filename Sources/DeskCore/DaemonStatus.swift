@@ -22,10 +22,14 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var memoryReserve: Int?
     /// How many more desktops memory admission would let start now (absent when it is off).
     public var sessionsMemoryAllows: Int?
+    /// The gateway and the metrics endpoint, where configured; absent when neither is.
+    public var listeners: [SideListenerStatus]?
 
     public init(daemonVersion: String, pid: Int32, startedAt: Date, uptimeSeconds: Int, socket: String, configurationFile: String?,
                 sessions: Int, sessionsByState: [String: Int], users: Int, maxSessionsPerUser: Int?, maxSessions: Int?,
-                freeDisplays: Int? = nil, memoryAvailable: Int? = nil, memoryReserve: Int? = nil, sessionsMemoryAllows: Int? = nil) {
+                freeDisplays: Int? = nil, memoryAvailable: Int? = nil, memoryReserve: Int? = nil, sessionsMemoryAllows: Int? = nil,
+                listeners: [SideListenerStatus]? = nil) {
+        self.listeners = listeners
         self.freeDisplays = freeDisplays
         self.memoryAvailable = memoryAvailable
         self.memoryReserve = memoryReserve

@@ -304,7 +304,7 @@ public enum ConfigurationFile {
             "The private key (PEM) of tls_certificate; set with it, and kept root-only like it."
         ) { c, v throws(Reason) in c.vncExposure.tlsKey = try absolutePath(v) },
         Key("web", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
-            "Where the gateway listens for browsers, as \"127.0.0.1:8443\" or \"0.0.0.0:443\". Anywhere but loopback it needs tls_certificate and tls_key; plain HTTP on loopback is for running behind nginx or Apache, which then do TLS (see public_url)."
+            "Where the gateway listens for browsers, as \"127.0.0.1:8443\" or \"0.0.0.0:443\". Anywhere but loopback it needs tls_certificate and tls_key; plain HTTP on loopback is for running behind nginx or Apache, which then do TLS (see public_url). If the port is taken or a TLS file cannot be read, deskd serves on without the gateway and tries again, every minute at most; deskctl status says why and who holds the port. Any local user can take a port above 1023 first, and browsers would then reach their program: prefer 443 or another port below 1024."
         ) { c, v throws(Reason) in
             guard let address = try listenAddress(v, example: "127.0.0.1:8443") else { c.web.host = nil; return }
             c.web.host = address.host
@@ -337,7 +337,7 @@ public enum ConfigurationFile {
             "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback peers, which are every browser behind a proxy on this host, are not counted."
         ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 256) },
         Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
-            "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set."
+            "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set. If the port is taken, deskd serves on without it and tries again (deskctl status says who holds it)."
         ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },
     ]
 

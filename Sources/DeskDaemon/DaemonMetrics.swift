@@ -68,6 +68,7 @@ final class DaemonMetrics: Sendable {
         var browserViewers: Int
         var freeDisplays: Int
         var outstandingLinks: Int
+        var listeners: [SideListenerStatus] = []
         var residentBytes: Int?
     }
 
@@ -87,6 +88,9 @@ final class DaemonMetrics: Sendable {
     private static var outstandingLinks: MetricNameDescriptor {
         gauge("browser_links_outstanding", "One-time browser links minted and not yet used or expired.")
     }
+    private static var listenerUp: MetricNameDescriptor {
+        gauge("listener_up", "1 while the gateway or the metrics endpoint listens, 0 while deskd keeps trying to (deskctl status says why).")
+    }
     private static var resident: MetricNameDescriptor {
         MetricNameDescriptor(namespace: "process", metricName: "resident_memory", unitName: "bytes", helpText: "deskd's resident memory.")
     }
@@ -99,6 +103,9 @@ final class DaemonMetrics: Sendable {
         registry.makeGauge(descriptor: Self.viewers, labels: [("kind", "browser")]).set(Double(sample.browserViewers))
         registry.makeGauge(descriptor: Self.freeDisplays).set(Double(sample.freeDisplays))
         registry.makeGauge(descriptor: Self.outstandingLinks).set(Double(sample.outstandingLinks))
+        for listener in sample.listeners {
+            registry.makeGauge(descriptor: Self.listenerUp, labels: [("listener", listener.name)]).set(Double(listener.listening ? 1 : 0))
+        }
         if let bytes = sample.residentBytes { registry.makeGauge(descriptor: Self.resident).set(Double(bytes)) }
         return registry.emitToString()
     }

@@ -20,6 +20,8 @@ struct SessionEnvironment: Sendable {
     /// The browser gateway, once deskd runs one.
     let browsers: BrowserRelays
     let metrics: DaemonMetrics
+    /// The gateway's and the metrics endpoint's listeners: listening, or why not.
+    let listeners: SideListenerBoard
 }
 
 extension Session {

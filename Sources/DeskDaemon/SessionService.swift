@@ -32,6 +32,7 @@ public final class SessionService: Sendable {
 
     public init(configuration: DaemonConfiguration, host: any HostSystem, logger: Logger) throws {
         try StateDirectory.prepare(configuration)
+        let metrics = DaemonMetrics()
         self.environment = SessionEnvironment(
             host: host,
             store: SessionStore(directory: configuration.sessionRecordsDirectory),
@@ -43,7 +44,8 @@ public final class SessionService: Sendable {
             journal: ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil,
             links: BrowserLinks(),
             browsers: BrowserRelays(),
-            metrics: DaemonMetrics()
+            metrics: metrics,
+            listeners: SideListenerBoard(factory: metrics.factory)
         )
         self.startRate = Mutex(configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:)))
         if host.sessionHelperPath == nil {
@@ -125,7 +127,8 @@ public final class SessionService: Sendable {
             memoryAvailable: available, memoryReserve: configuration.memoryReserve,
             sessionsMemoryAllows: configuration.memoryReserve.flatMap { reserve in
                 available.map { max(0, ($0 - reserve) / configuration.memoryPerSession) }
-            }
+            },
+            listeners: environment.listeners.all.isEmpty ? nil : environment.listeners.all
         )
     }
 
@@ -570,6 +573,7 @@ public final class SessionService: Sendable {
             nativeViewers: native, browserViewers: browsers,
             freeDisplays: free,
             outstandingLinks: environment.links.outstanding(),
+            listeners: environment.listeners.all,
             residentBytes: ProcFS.ownResidentBytes()
         ))
     }

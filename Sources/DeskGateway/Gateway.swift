@@ -88,15 +88,21 @@ public final class Gateway: Sendable {
         return channels.count
     }
 
+    /// Listens once and serves; throws if it cannot listen. deskd runs the gateway through a
+    /// `SideListenerService` instead, which tries again.
     public func run() async throws {
         let server: any Channel
-        switch await start() {
-        case .success(let channel):
-            server = channel
-        case .failure(let error):
+        do {
+            server = try await listen()
+        } catch {
             settle(.failure(error))
             throw error
         }
+        await serve(server)
+    }
+
+    public func listen() async throws(GatewayError) -> any Channel {
+        let server = try await start().get()
         let port = server.localAddress?.port ?? configuration.port
         logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
                                                     "gateway.tls": "\(configuration.isTLS)"])
@@ -106,12 +112,19 @@ public final class Gateway: Sendable {
                 "gateway.novnc-dir": "\(configuration.novncDirectory)", "hint": "install Debian's novnc package, or set novnc_dir",
             ])
         }
+        return server
+    }
 
+    public func serve(_ server: any Channel) async {
         await server.serveUntilShutdown()
         let open = connections.withLock { Array($0.values) }
         for channel in open { channel.close(promise: nil) }
         for channel in open { try? await channel.closeFuture.get() }
         logger.info("gateway stopped")
+    }
+
+    public func abandon(_ lastError: GatewayError) {
+        settle(.failure(lastError))
     }
 
     private func start() async -> Result<any Channel, GatewayError> {
@@ -155,7 +168,7 @@ public final class Gateway: Sendable {
                 .bind(host: configuration.host, port: configuration.port)
                 .get()
         } catch {
-            throw GatewayError(.bindFailed, "the gateway could not listen on \(configuration.host) port \(configuration.port): \(error)")
+            throw .bindFailed("the gateway", host: configuration.host, port: configuration.port, error)
         }
     }
 
@@ -275,6 +288,12 @@ private final class CapacityRefusal: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}
+
+extension Gateway: SideListener {
+    public var name: String { "gateway" }
+    public var host: String { configuration.host }
+    public var requestedPort: Int { configuration.port }
 }
 
 extension Channel {

@@ -12,7 +12,7 @@ import Synchronization
 /// Small on purpose: one request per connection, a deadline for it, a cap on connections.
 public final class MetricsEndpoint: Sendable {
     public let host: String
-    private let requestedPort: Int
+    public let requestedPort: Int
     private let scrape: @Sendable () async -> String
     private let logger: Logger
     private let group: any EventLoopGroup
@@ -35,7 +35,13 @@ public final class MetricsEndpoint: Sendable {
     /// The port it listens on once it does (the kernel's pick when configured with 0).
     public var port: Int? { boundPort.withLock { $0 } }
 
+    /// Listens once and serves; throws if it cannot listen. deskd runs it through a
+    /// `SideListenerService` instead, which tries again.
     public func run() async throws {
+        await serve(try await listen())
+    }
+
+    public func listen() async throws(GatewayError) -> any Channel {
         let server: any Channel
         do {
             server = try await ServerBootstrap(group: group)
@@ -46,7 +52,7 @@ public final class MetricsEndpoint: Sendable {
                 .bind(host: host, port: requestedPort)
                 .get()
         } catch {
-            throw GatewayError(.bindFailed, "deskd could not serve metrics on \(host) port \(requestedPort): \(error)")
+            throw .bindFailed("the metrics endpoint", host: host, port: requestedPort, error)
         }
         boundPort.withLock { $0 = server.localAddress?.port }
         logger.info("metrics listening", metadata: ["metrics.host": "\(host)", "metrics.port": "\(server.localAddress?.port ?? requestedPort)"])
@@ -55,6 +61,10 @@ public final class MetricsEndpoint: Sendable {
                 "metrics.host": "\(host)",
             ])
         }
+        return server
+    }
+
+    public func serve(_ server: any Channel) async {
         await server.serveUntilShutdown()
     }
 
@@ -77,7 +87,9 @@ public final class MetricsEndpoint: Sendable {
     }
 }
 
-extension MetricsEndpoint: Service {}
+extension MetricsEndpoint: Service, SideListener {
+    public var name: String { "metrics" }
+}
 
 /// Answers one request and closes: the text for `GET /metrics`, 404 or 405 for anything else.
 private final class MetricsHandler: ChannelInboundHandler {

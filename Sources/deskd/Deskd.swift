@@ -119,6 +119,15 @@ struct Deskd: AsyncParsableCommand {
         }
         let configuration = try loadConfiguration()
         if checkConfig {
+            // A TLS file that is not there yet does not fail the check (ExecStartPre runs it): deskd
+            // starts without the gateway and waits for the file. Said here so the admin knows.
+            for (key, path) in [("web.tls_certificate", configuration.web.tlsCertificate), ("web.tls_key", configuration.web.tlsKey)] {
+                if let path, access(path, R_OK) != 0 {
+                    let reason = String(cString: strerror(errno))
+                    let note = "note: \(key) \(path) cannot be read (\(reason)); deskd serves without the gateway until it can\n"
+                    _ = note.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+                }
+            }
             print("\(config ?? ConfigurationFile.defaultPath): OK")
             return
         }
@@ -141,10 +150,11 @@ struct Deskd: AsyncParsableCommand {
             .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
             .init(service: ShutdownWatchdog(logger: logger)),
         ]
-        // The browser gateway, when [web] turns it on: deskd stops if it cannot listen, as it
-        // does for its control socket, rather than run without what the admin asked for.
-        if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: gateway)) }
-        if let metrics = service.metricsEndpoint(logger: logger) { services.append(.init(service: metrics)) }
+        // The browser gateway and the metrics endpoint, when configured. Unlike the control
+        // socket, neither may stop deskd: any local user can bind their port first, and the
+        // desktops must stay manageable. They wait and try again (deskctl status says why).
+        if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: service.sideListener(gateway, logger: logger))) }
+        if let metrics = service.metricsEndpoint(logger: logger) { services.append(.init(service: service.sideListener(metrics, logger: logger))) }
         let group = ServiceGroup(configuration: .init(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

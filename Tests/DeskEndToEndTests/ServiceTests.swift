@@ -54,6 +54,20 @@ extension EndToEnd {
         #expect(notify.next() == "STOPPING=1")
     }
 
+    /// Under systemd, deskd's stderr is the journal ($JOURNAL_STREAM set) and deskd hands it to
+    /// each deskd-session, which copies the session's output there with the session's prefix.
+    /// Every start failed that way once ("could not start deskd-session: … Bad file descriptor").
+    @Test func underTheJournalADesktopStartsAndItsOutputReachesDeskdsStderr() throws {
+        let tess = try TestUsers.ensure("deskt-tess")
+        let daemon = try DaemonUnderTest(environment: ["JOURNAL_STREAM": "8:1"])
+        defer { daemon.shutDown(); TestUsers.reap(tess) }
+        let session = try daemon.start(tess.name)
+        #expect(ProcFS.isAlive(session.pid))
+        // Xvnc's banner, as deskd-session copies it to the journal: "[ID :N xvnc] Xvnc TigerVNC …".
+        #expect(eventually(10) { daemon.logText.contains("[\(session.id) \(session.display) xvnc] ") }, "\(daemon.logText)")
+        #expect(try daemon.deskctl(["kill", session.display.description]).status == 0)
+    }
+
     @Test func sighupReloadsTheConfigurationWithoutTouchingSessions() throws {
         let tina = try TestUsers.ensure("deskt-tina")
         let daemon = try DaemonUnderTest(config: "[limits]\nmax_sessions_per_user = 1\n")

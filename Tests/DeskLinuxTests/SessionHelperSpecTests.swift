@@ -87,3 +87,34 @@ import Testing
         #expect(dashes.map { Array(argv[1..<$0]) } == ["--reuid", "1001", "--regid", "1002", "--groups", "1002,27"])
     }
 }
+
+/// deskd passes its own stderr on to deskd-session when that is the journal (under systemd,
+/// fd 2 is the journal stream): the spawn must hand the helper that very descriptor as its fd 2,
+/// not refuse it as one of 0-2 (every `deskctl start` failed under deskd.service that way).
+@Suite struct SessionHelperStdioTests {
+    @Test func theHelperGetsDeskdsOwnStderrAsItsStderr() throws {
+        let directory = "/tmp/deskd-stdio-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { unlink(directory + "/helper"); rmdir(directory) }
+        // A stand-in for deskd-session that says, as its start reply, what its fds 0-2 are.
+        let script = "#!/bin/sh\necho \"failed $(/usr/bin/readlink /proc/self/fd/0) $(/usr/bin/readlink /proc/self/fd/1) $(/usr/bin/readlink /proc/self/fd/2)\"\n"
+        let fd = open(directory + "/helper", O_WRONLY | O_CREAT | O_EXCL, 0o700)
+        try #require(fd >= 0)
+        _ = script.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+
+        let helper = try SessionHelper.start(SessionHelperSpecTests.spec(), helper: directory + "/helper", stderr: STDERR_FILENO)
+        let reply = helper.awaitStart(until: .now + .seconds(10))
+        waitpid(helper.pid, nil, 0)
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = readlink("/proc/self/fd/2", &buffer, buffer.count - 1)
+        try #require(length > 0)
+        let ours = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard case .failed(let fds) = reply else { Issue.record("the helper did not report its descriptors: \(reply)"); return }
+        let links = fds.split(separator: " ").map(String.init)
+        #expect(links.count == 3, "\(fds)")
+        #expect(links.first?.hasPrefix("pipe:") == true, "stdin is the spec pipe: \(fds)")
+        #expect(links.dropFirst().first?.hasPrefix("pipe:") == true, "stdout is the reply pipe: \(fds)")
+        #expect(links.last == ours, "stderr is deskd's own: \(fds) vs \(ours)")
+    }
+}
