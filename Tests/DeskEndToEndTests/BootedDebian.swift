@@ -50,10 +50,14 @@ final class BootedDebian {
         let key = Self.hash(([recipe, suite, mirror] + basePackages + wanted).joined(separator: "\n"))
         let path = "\(cacheDirectory)/\(suite)-\(key)"
         let marker = path + "/.deskd-test-image"
-        if access(marker, F_OK) == 0 { return Image(path: path, buildSeconds: 0) }
-
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         Self.removeAbandonedBuilds()
+        Self.pruneImages(keeping: path)
+        if access(marker, F_OK) == 0 {
+            utimes(marker, nil)
+            return Image(path: path, buildSeconds: 0)
+        }
+
         let started = Date()
         let temporary = "\(cacheDirectory)/.building-\(key)-\(getpid())"
         let log = temporary + ".log"
@@ -115,6 +119,20 @@ final class BootedDebian {
         }
     }
 
+    /// Images no run has used for a week (a package's dependencies changed since): each is a few
+    /// hundred MB. The marker's time is its last use; an image in use now was touched at its start.
+    private static func pruneImages(keeping current: String) {
+        let weekAgo = Date().addingTimeInterval(-7 * 24 * 3600)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? [] where entry.hasPrefix("\(suite)-") {
+            let path = "\(cacheDirectory)/\(entry)"
+            guard path != current,
+                  let used = (try? FileManager.default.attributesOfItem(atPath: path + "/.deskd-test-image"))?[.modificationDate] as? Date,
+                  used < weekAgo
+            else { continue }
+            _ = try? run("/bin/rm", ["-rf", "--one-file-system", path])
+        }
+    }
+
     /// FNV-1a, 64 bits, in hex: a cache key, not a checksum anyone relies on.
     static func hash(_ text: String) -> String {
         var value: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -130,7 +148,8 @@ final class BootedDebian {
     init(image: Image, name: String = "deskd-booted-\(getpid())", bindReadOnly: [String: String] = [:]) throws {
         self.name = name
         runDirectory = "/var/tmp/\(name)"
-        Self.tearDown(name: name, nspawnPID: nil)
+        Self.removeAbandonedBoots()
+        Self.tearDown(name: name)
         do {
             try start(image: image, bindReadOnly: bindReadOnly)
         } catch {
@@ -232,12 +251,28 @@ final class BootedDebian {
             nspawn.waitUntilExit()
         }
         nspawn = nil
-        Self.tearDown(name: name, nspawnPID: nil)
+        Self.tearDown(name: name)
+    }
+
+    /// Boots of runs that were killed before they could stop them (`deskd-booted-<pid>`, the pid
+    /// gone): their container, cgroups, overlay and directory. Also the other `deskd-booted-…-<pid>`
+    /// directories such runs left in /var/tmp.
+    static func removeAbandonedBoots() {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/var/tmp")) ?? [])
+            + ((try? FileManager.default.contentsOfDirectory(atPath: (cgroups(of: "").first ?? "/nonexistent"))) ?? [])
+        for entry in Set(names) where entry.hasPrefix("deskd-booted-") {
+            guard let pid = entry.split(separator: "-").last.flatMap({ pid_t($0) }), kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            if pid_t(entry.dropFirst("deskd-booted-".count)) != nil {
+                tearDown(name: entry)
+            } else {
+                _ = try? run("/bin/rm", ["-rf", "--one-file-system", "/var/tmp/\(entry)"])
+            }
+        }
     }
 
     /// Ends whatever is still in the container's cgroups, removes them (deepest first), unmounts
     /// the overlay and removes the run directory. Also what cleans up after a killed run.
-    static func tearDown(name: String, nspawnPID: pid_t?) {
+    static func tearDown(name: String) {
         let cgroups = cgroups(of: name)
         for _ in 0..<50 {
             let left = cgroups.flatMap { members(of: $0) }
