@@ -4,10 +4,12 @@
 #   make install              into PREFIX (default /usr/local); DESTDIR stages it elsewhere
 #   make uninstall            removes what install put there (not /etc/deskd/deskd.toml)
 #   make man                  regenerates docs/man (scripts/make-man)
-#   make deb                  release build, then .build/deskd_VERSION_ARCH.deb (scripts/make-deb)
+#   make deb                  the Debian package: dpkg-buildpackage (debian/), then
+#                             .build-deb/deskd_VERSION_ARCH.deb (scripts/make-deb)
 #   make check                the whole test suite (scripts/check)
 #
-# SKIP_BUILD=1 installs the binaries already in BUILD_DIR without building.
+# SKIP_BUILD=1 installs the binaries already in BUILD_DIR without building. SWIFT_BUILD_FLAGS
+# go to each swift build (debian/rules: --scratch-path .build-deb, with BUILD_DIR to match).
 
 PREFIX      ?= /usr/local
 DESTDIR     ?=
@@ -24,6 +26,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCONFDIR  ?= /etc
 BUILD_DIR   ?= .build/release
 SWIFT       ?= swift
+SWIFT_BUILD_FLAGS ?=
 # The date the man pages carry.
 MAN_DATE    ?= 2026-11-22
 # Installed binaries are stripped (install -s): debug information is most of an unstripped
@@ -44,9 +47,9 @@ all: build
 
 build:
 ifeq ($(SKIP_BUILD),)
-	$(SWIFT) build -c release --static-swift-stdlib --product deskd
-	$(SWIFT) build -c release --static-swift-stdlib --product deskctl
-	$(SWIFT) build -c release --static-swift-stdlib --product deskd-session
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskctl
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-session
 endif
 
 install: build
@@ -60,7 +63,8 @@ install: build
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
-	install -m 0644 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
+	# Templates are shell scripts (#!/bin/sh), so executable, though deskd reads and renders them.
+	install -m 0755 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
 	# The units name the binaries where this install puts them.
 	for unit in $(UNITS); do \
 		sed -e 's|/usr/local/sbin/deskd|$(SBINDIR)/deskd|g' -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' \
@@ -74,13 +78,15 @@ install: build
 	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
 	sed -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' Templates/cron.d/deskd-reap > $(DESTDIR)$(DOCDIR)/cron.d-deskd-reap
 	install -m 0644 README.md docs/PROTOCOL.md docs/THREAT_MODEL.md $(DESTDIR)$(DOCDIR)/
-	# Completions come from the argument parsers of the binaries just installed.
+	# Completions come from the argument parsers of the binaries just installed. bash-completion
+	# sources its files, so the parser's #!/bin/bash line is dropped (after the lines below).
 	$(BUILD_DIR)/deskctl --generate-completion-script bash > $(DESTDIR)$(BASHDIR)/deskctl
 	$(BUILD_DIR)/deskctl --generate-completion-script zsh > $(DESTDIR)$(ZSHDIR)/_deskctl
 	$(BUILD_DIR)/deskctl --generate-completion-script fish > $(DESTDIR)$(FISHDIR)/deskctl.fish
 	$(BUILD_DIR)/deskd --generate-completion-script bash > $(DESTDIR)$(BASHDIR)/deskd
 	$(BUILD_DIR)/deskd --generate-completion-script zsh > $(DESTDIR)$(ZSHDIR)/_deskd
 	$(BUILD_DIR)/deskd --generate-completion-script fish > $(DESTDIR)$(FISHDIR)/deskd.fish
+	sed -i '1{/^#!/d}' $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(BASHDIR)/deskd
 	# A configuration file of comments only: the defaults apply until an admin uncomments a key.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml ] || install -m 0644 Templates/deskd.toml $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml
 
@@ -105,5 +111,5 @@ man:
 check:
 	scripts/check
 
-deb: build
-	scripts/make-deb $(BUILD_DIR) .build
+deb:
+	scripts/make-deb

@@ -101,6 +101,9 @@ let package = Package(
             // A release deskctl is one static executable: no dynamic loader, no libstdc++ to map and
             // relocate, which was most of the cost of a run beyond its own work. It looks up no
             // accounts, so static glibc's NSS caveat does not arise. Debug builds stay dynamic.
+            // Not a static PIE: ld.gold makes none, ld.bfd 2.40 fails on Foundation's archives, and
+            // lld's runs only without the rpath SwiftPM always adds (glibc 2.36 asserts at start).
+            // debian/deskd.lintian-overrides says the same, with the measurements.
             linkerSettings: [.unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release))]
         ),
         // One per desktop, as root: its PAM session, its processes, their logs and exit statuses.
