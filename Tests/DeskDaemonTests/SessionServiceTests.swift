@@ -309,7 +309,7 @@ import Testing
         // Installed later, it starts.
         daemon.host.state.withLock { $0.installed.formUnion(["/usr/bin/startxfce4", "/usr/bin/dbus-launch"]) }
         #expect(try await daemon.service.start(StartOptions(desktop: "xfce"), caller: Self.alice).desktop == "xfce")
-        #expect(await daemon.service.desktops().first { $0.name == "auto" }?.starts == "xfce")
+        #expect(daemon.service.desktops().first { $0.name == "auto" }?.starts == "xfce")
 
         // auto is installed when one of its picks is; with none, it says what its last one needs.
         let bare = try Daemon()

@@ -236,14 +236,8 @@ import VNCViewer
     /// between two builds is tested from one build. Both are put in `directory`, which the
     /// container sees read-only at /debs.
     static func packages(in directory: String) throws -> (a: String, b: String, versionA: String, versionB: String) {
-        let built: String
-        if let path = ProcessInfo.processInfo.environment["DESKD_DEB"], !path.isEmpty {
-            built = path
-        } else {
-            let make = try CommandResult.run(TestEnvironment.repository.appendingPathComponent("scripts/make-deb").path, [])
-            try #require(make.status == 0, "scripts/make-deb failed (or set DESKD_DEB to a built deskd_*.deb):\n\(make.stderr)")
-            built = make.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        }
+        // The one package this test process builds (or DESKD_DEB's), shared with DebianPackageTests.
+        let built = try DebianPackage.deb()
         try #require(access(built, R_OK) == 0, "no package at \(built)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let versionA = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
