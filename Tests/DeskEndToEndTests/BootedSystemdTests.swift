@@ -192,10 +192,11 @@ import VNCViewer
         if let session { #expect(try listed().map(\.pid) == [session.pid]) }
 
         // Upgrade to version B: the admin's edit and the desktop stay, and deskd answers. No
-        // --force-confold: deskd.toml is placed by postinst, which keeps an edited file and says so
-        // ("deskd: keeping your /etc/deskd/deskd.toml"); were it a dpkg conffile, dpkg would keep
-        // the edit without asking too, B's packaged file being A's. A question would read
-        // /dev/null and fail the upgrade here rather than hang.
+        // --force-confold: deskd.toml is a dpkg conffile and B ships A's file, so dpkg keeps the
+        // edit without asking. (Had B changed it, dpkg would ask; its question reads /dev/null
+        // here and the upgrade fails with "end of file on stdin at conffile prompt" instead of
+        // hanging. Unattended upgrades pass -o Dpkg::Options::=--force-confdef
+        // -o Dpkg::Options::=--force-confold, which keeps the edit and leaves deskd.toml.dpkg-dist.)
         let upgrade = try apt("install -y ./\(packageB)")
         #expect(upgrade.status == 0)
         #expect(try inside(["dpkg-query", "-W", "-f=${Version}", "deskd"]).stdout == versionB)
