@@ -93,6 +93,14 @@ final class BootedDebian {
         return Image(path: path, buildSeconds: Date().timeIntervalSince(started))
     }
 
+    /// `image(preinstalling:)` on a thread of its own: a build takes minutes, and the other
+    /// suites' tests run on the pool's threads meanwhile.
+    static func imageInBackground(preinstalling packages: [String]) async throws -> Image {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try image(preinstalling: packages) }) }.start()
+        }
+    }
+
     /// The Debian mirror the host uses (its deb822 sources or sources.list), else deb.debian.org.
     static func mirror() -> String {
         if let text = try? String(contentsOfFile: "/etc/apt/sources.list.d/debian.sources", encoding: .utf8) {

@@ -14,8 +14,8 @@ import VNCViewer
 /// Not in the EndToEnd suite: the container has a network, displays and processes of its own,
 /// so this test runs beside the host's end-to-end tests. The first run debootstraps the image
 /// (a few minutes, with network); later runs boot the cached one in about a second.
-/// The package under test is `$DESKD_DEB` when set (CI builds it once), else what
-/// scripts/make-deb builds and names on its last line of output.
+/// The package under test is `$DESKD_DEB` when set (CI builds it once), else the one
+/// scripts/make-deb builds for this run (DebianPackage.deb(), shared with DebianPackageTests).
 @Suite struct BootedSystemdTests {
     static let missingTools = BootedDebian.missingTools
     static let user = "deskt-booted"
@@ -29,15 +29,16 @@ import VNCViewer
 
     @Test(.enabled(if: getuid() == 0, "boots a Debian 12 container (systemd-nspawn, an overlay mount, cgroups of its own) and installs the package in it: needs root"),
           .enabled(if: missingTools.isEmpty, "needs debootstrap and systemd-nspawn on the host (apt-get install debootstrap systemd-container, as scripts/install-deps does); missing: \(missingTools.joined(separator: ", "))"))
-    func thePackageUnderARealSystemd() throws {
+    func thePackageUnderARealSystemd() async throws {
         let began = Date()
         let debs = "/var/tmp/deskd-booted-debs-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: debs) }
-        let (packageA, packageB, versionA, versionB) = try Self.packages(in: debs)
+        let (packageA, packageB, versionA, versionB) = try await Self.packages(in: debs)
+        print("BootedSystemdTests: package \(packageA) ready after \(Int(Date().timeIntervalSince(began))) s")
 
         // The image follows the package: its Depends and Recommends, read from the .deb.
         let preinstalled = try Self.dependencies(of: debs + "/" + packageA) + Self.alsoPreinstalled
-        let image = try BootedDebian.image(preinstalling: preinstalled)
+        let image = try await BootedDebian.imageInBackground(preinstalling: preinstalled)
         print("BootedSystemdTests: image \(image.path): " + (image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))
 
         let bootStarted = Date()
@@ -192,10 +193,11 @@ import VNCViewer
         if let session { #expect(try listed().map(\.pid) == [session.pid]) }
 
         // Upgrade to version B: the admin's edit and the desktop stay, and deskd answers. No
-        // --force-confold: deskd.toml is placed by postinst, which keeps an edited file and says so
-        // ("deskd: keeping your /etc/deskd/deskd.toml"); were it a dpkg conffile, dpkg would keep
-        // the edit without asking too, B's packaged file being A's. A question would read
-        // /dev/null and fail the upgrade here rather than hang.
+        // --force-confold: deskd.toml is a dpkg conffile and B ships A's file, so dpkg keeps the
+        // edit without asking. (Had B changed it, dpkg would ask; its question reads /dev/null
+        // here and the upgrade fails with "end of file on stdin at conffile prompt" instead of
+        // hanging. Unattended upgrades pass -o Dpkg::Options::=--force-confdef
+        // -o Dpkg::Options::=--force-confold, which keeps the edit and leaves deskd.toml.dpkg-dist.)
         let upgrade = try apt("install -y ./\(packageB)")
         #expect(upgrade.status == 0)
         #expect(try inside(["dpkg-query", "-W", "-f=${Version}", "deskd"]).stdout == versionB)
@@ -235,9 +237,9 @@ import VNCViewer
     /// version (dpkg-deb -R, Version: in DEBIAN/control raised, dpkg-deb -b), so an upgrade
     /// between two builds is tested from one build. Both are put in `directory`, which the
     /// container sees read-only at /debs.
-    static func packages(in directory: String) throws -> (a: String, b: String, versionA: String, versionB: String) {
-        // The one package this test process builds (or DESKD_DEB's), shared with DebianPackageTests.
-        let built = try DebianPackage.deb()
+    static func packages(in directory: String) async throws -> (a: String, b: String, versionA: String, versionB: String) {
+        // DESKD_DEB's, or the one scripts/make-deb builds once per run for DebianPackageTests too.
+        let built = try await DebianPackage.deb()
         try #require(access(built, R_OK) == 0, "no package at \(built)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let versionA = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
