@@ -127,13 +127,16 @@ let package = Package(
                 "DeskLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                "TestSupport",
             ]
         ),
+        // A thread of its own for a test's blocking body (DedicatedThreadExecutor).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Per-thread credentials, so an end-to-end test can act as another local user.
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(
             name: "DeskEndToEndTests",
-            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer", "CTestShims"]
+            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer", "CTestShims", "TestSupport"]
         ),
     ]
 )

@@ -28,6 +28,8 @@ public enum StatusText {
     static func line(for listener: SideListenerStatus, now: Date) -> String {
         let label = listener.name + String(repeating: " ", count: max(0, 8 - listener.name.count))
         guard !listener.listening else { return "\(label) listening on \(listener.address)" }
+        // Before its first attempt has failed, it is on its way, not in trouble.
+        guard listener.failedAttempts > 0 else { return "\(label) starting on \(listener.address)" }
         let retry = listener.nextAttemptAt.map { at in
             "; next try in \(SessionTable.compactDuration(seconds: max(1, Int(at.timeIntervalSince(now).rounded(.up)))))"
         } ?? ""

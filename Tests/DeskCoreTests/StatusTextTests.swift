@@ -34,6 +34,11 @@ import Testing
         #expect(problemLines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") == problem)
     }
 
+    @Test func aListenerNotYetTriedIsStarting() {
+        let text = StatusText.render(Self.status([SideListenerStatus(name: "metrics", address: "127.0.0.1:9466", listening: false)]), now: Self.now)
+        #expect(text.hasSuffix("\nmetrics  starting on 127.0.0.1:9466"), "\(text)")
+    }
+
     @Test func withoutListenersNothingIsAdded() {
         #expect(!StatusText.render(Self.status(nil)).contains("listening"))
     }

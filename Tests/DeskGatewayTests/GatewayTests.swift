@@ -2,6 +2,7 @@ import DeskGateway
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// A gateway on 127.0.0.1 with a fake deskd behind it and a fake Xvnc on a Unix socket, all in
 /// this process; the browser is a `RawClient`.

@@ -1,6 +1,7 @@
 import DeskGateway
 import Foundation
 import Testing
+import TestSupport
 
 /// `/metrics` on its own listener: the text for GET, a sentence for anything else, and a
 /// client that never finishes its request is cut off.

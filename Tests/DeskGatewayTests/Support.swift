@@ -1,3 +1,4 @@
+import TestSupport
 import DeskCore
 import DeskGateway
 import DeskLinux
@@ -131,29 +132,4 @@ final class FakeXvnc: Sendable {
 
 let quietLogger = Logger(label: "deskd.gateway.test") { _ in SwiftLogNoOpLogHandler() }
 
-/// A thread of its own that runs a test's async body: the tests talk to the gateway through
-/// blocking sockets, and doing that on Swift's cooperative pool (one thread per core) could
-/// leave no thread for the gateway's own calls into the authority.
-final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    private let jobs = Mutex<[UnownedJob]>([])
-    private let available = DispatchSemaphore(value: 0)
 
-    init() {
-        Thread { [self] in
-            while true {
-                available.wait()
-                guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
-                job.runSynchronously(on: asUnownedTaskExecutor())
-            }
-        }.start()
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
-        available.signal()
-    }
-
-    /// One for all the tests: its thread lives as long as the test process.
-    static let shared = DedicatedThreadExecutor()
-}

@@ -2,6 +2,7 @@ import DeskGateway
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// The gateway with a certificate: TLS on the one port, and https:// as the only origin it
 /// takes. A throwaway certificate from openssl(1), a client from curl(1).
