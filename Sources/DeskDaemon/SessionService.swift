@@ -116,6 +116,7 @@ public final class SessionService: Sendable {
         var sessions: [Session] = []
         for managed in await registry.all { sessions.append(await managed.session) }
         let available = host.memoryAvailable()
+        let listeners = environment.listeners.all
         return DaemonStatus(
             daemonVersion: DeskVersion.current, pid: getpid(), startedAt: startedAt,
             uptimeSeconds: Int(Date().timeIntervalSince(startedAt)), socket: configuration.socketPath,
@@ -128,7 +129,7 @@ public final class SessionService: Sendable {
             sessionsMemoryAllows: configuration.memoryReserve.flatMap { reserve in
                 available.map { max(0, ($0 - reserve) / configuration.memoryPerSession) }
             },
-            listeners: environment.listeners.all.isEmpty ? nil : environment.listeners.all
+            listeners: listeners.isEmpty ? nil : listeners
         )
     }
 

@@ -101,8 +101,13 @@ public final class Gateway: Sendable {
         await serve(server)
     }
 
+    /// Checks the settings, loads the TLS files (anew each time: a missing one may appear) and binds.
     public func listen() async throws(GatewayError) -> any Channel {
-        let server = try await start().get()
+        try configuration.validate()
+        let tls = try makeTLSContext()
+        let environment = GatewayEnvironment(configuration: configuration, authority: authority, logger: logger, metrics: metrics,
+                                             files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
+        let server = try await bind(environment: environment, tls: tls)
         let port = server.localAddress?.port ?? configuration.port
         logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
                                                     "gateway.tls": "\(configuration.isTLS)"])
@@ -125,18 +130,6 @@ public final class Gateway: Sendable {
 
     public func abandon(_ lastError: GatewayError) {
         settle(.failure(lastError))
-    }
-
-    private func start() async -> Result<any Channel, GatewayError> {
-        do {
-            try configuration.validate()
-            let tls = try makeTLSContext()
-            let environment = GatewayEnvironment(configuration: configuration, authority: authority, logger: logger, metrics: metrics,
-                                                 files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
-            return .success(try await bind(environment: environment, tls: tls))
-        } catch {
-            return .failure(error)
-        }
     }
 
     private func makeTLSContext() throws(GatewayError) -> NIOSSLContext? {

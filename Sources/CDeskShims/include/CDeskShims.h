@@ -31,8 +31,9 @@ int deskd_above_stdio(int fd);
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
 /// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as
-/// stdout; any open descriptor, 0-2 included: deskd passes its own stderr on under systemd), and the uid and gid to run as ((uid_t)-1: unchanged; only for a single-threaded
-/// caller) and the directory to start in (NULL or unreachable: "/").
+/// stdout; any open descriptor, 0-2 included: deskd passes its own stderr on under systemd),
+/// the uid and gid to run as ((uid_t)-1: unchanged; only for a single-threaded caller) and
+/// the directory to start in (NULL or unreachable: "/").
 struct deskd_spawn_spec {
     const char *path;
     char *const *argv;
