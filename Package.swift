@@ -127,11 +127,13 @@ let package = Package(
                 "DeskLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 "TestSupport",
             ]
         ),
-        // A thread of its own for a test's blocking body (DedicatedThreadExecutor).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A thread of its own for a test's blocking body (DedicatedThreadExecutor), and a browser
+        // as bytes (RawClient) for the gateway's tests and the end-to-end ones.
+        .target(name: "TestSupport", dependencies: ["DeskLinux"], path: "Tests/TestSupport"),
         // Per-thread credentials, so an end-to-end test can act as another local user.
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(

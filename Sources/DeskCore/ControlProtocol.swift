@@ -45,10 +45,13 @@ public struct Request: Codable, Sendable, Equatable {
     public var ttlSeconds: Int?
     /// start: also mint a one-time browser link to the new session, as url does.
     public var web: Bool?
+    /// url: take back every unused link to the session and close its browsers, instead of minting one.
+    public var revoke: Bool?
 
     public init(command: Command, user: String? = nil, display: Int? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
-                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil, web: Bool? = nil) {
+                viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil, web: Bool? = nil,
+                revoke: Bool? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -65,6 +68,7 @@ public struct Request: Codable, Sendable, Equatable {
         self.lines = lines
         self.ttlSeconds = ttlSeconds
         self.web = web
+        self.revoke = revoke
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.
@@ -127,6 +131,8 @@ public struct Response: Codable, Sendable, Equatable {
     public var logs: SessionLogs?
     /// url (and start with `web`): a one-time link that opens the session in a browser.
     public var link: BrowserLink?
+    /// url with `revoke`, and passwd: the links and browsers taken back.
+    public var revoked: LinkRevocation?
     /// metrics (admins): every metric in Prometheus's text format.
     public var metrics: String?
     /// desktops: every desktop template, installed or not.
@@ -134,8 +140,9 @@ public struct Response: Codable, Sendable, Equatable {
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
                 history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,
-                metrics: String? = nil, desktops: [DesktopInfo]? = nil) {
+                metrics: String? = nil, desktops: [DesktopInfo]? = nil, revoked: LinkRevocation? = nil) {
         self.ok = true
+        self.revoked = revoked
         self.desktops = desktops
         self.metrics = metrics
         self.link = link

@@ -19,7 +19,17 @@ public enum VNCPasswordFile {
     /// The primary password in a password file (deskd reads it back to probe its own sessions).
     public static func decode(_ bytes: [UInt8]) -> String? {
         guard bytes.count >= 8 else { return nil }
-        let block = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return reveal(bytes.prefix(8))
+    }
+
+    /// The view-only password, where the file has one (a second 8-byte block).
+    public static func decodeViewOnly(_ bytes: [UInt8]) -> String? {
+        guard bytes.count >= 16 else { return nil }
+        return reveal(bytes[8..<16])
+    }
+
+    private static func reveal(_ cipher: ArraySlice<UInt8>) -> String {
+        let block = cipher.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let plain = DES.decrypt(block: block, key: fixedKey)
         let characters = (0..<8).map { UInt8(truncatingIfNeeded: plain >> UInt64(56 - 8 * $0)) }.prefix { $0 != 0 }
         return String(decoding: characters, as: UTF8.self)

@@ -13,6 +13,8 @@ final class BrowserLinks: Sendable {
     struct Grant: Sendable, Equatable {
         var sessionID: String
         var display: Display
+        /// The session's owner: a link its owner did not make holds only while its maker is an admin.
+        var owner: UInt32
         /// The caller who asked for the link (owner or admin), for the audit trail and the census.
         var issuedTo: UInt32
         var viewOnly: Bool
@@ -69,6 +71,22 @@ final class BrowserLinks: Sendable {
         state.withLock { state in
             guard let entry = state.cookies.removeValue(forKey: cookie), entry.expires > now else { return nil }
             return entry.grant
+        }
+    }
+
+    /// Voids every link to `sessionID` not yet used, and every cookie not yet spent (a link whose
+    /// page is open but whose WebSocket is not): all of them, or with `viewOnlyOnly` the view-only
+    /// ones. Returns how many there were. Browsers already connected are the gateway's to close.
+    @discardableResult
+    func revoke(sessionID: String, viewOnlyOnly: Bool = false) -> Int {
+        func voided(_ entry: Entry) -> Bool {
+            entry.grant.sessionID == sessionID && (entry.grant.viewOnly || !viewOnlyOnly)
+        }
+        return state.withLock { state in
+            let before = state.tokens.count + state.cookies.count
+            state.tokens = state.tokens.filter { !voided($0.value) }
+            state.cookies = state.cookies.filter { !voided($0.value) }
+            return before - state.tokens.count - state.cookies.count
         }
     }
 

@@ -14,7 +14,9 @@ final class BrowserRelays: Sendable {
         gateway.withLock { $0 }?.relays(sessionID: sessionID) ?? 0
     }
 
-    func disconnect(sessionID: String) {
-        gateway.withLock { $0 }?.disconnect(sessionID: sessionID)
+    /// Closes the session's browsers (with `viewOnlyOnly`, its view-only ones); how many.
+    @discardableResult
+    func disconnect(sessionID: String, viewOnlyOnly: Bool = false) -> Int {
+        gateway.withLock { $0 }?.disconnect(sessionID: sessionID, viewOnlyOnly: viewOnlyOnly) ?? 0
     }
 }

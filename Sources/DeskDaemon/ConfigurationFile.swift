@@ -334,8 +334,20 @@ public enum ConfigurationFile {
             c.web.publicURL = text
         },
         Key("web", "max_connections_per_address", takes: "a whole number from 1 to 256", default: "32",
-            "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback peers, which are every browser behind a proxy on this host, are not counted."
+            "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback counts as one address like any other; behind a reverse proxy, name it in trusted_proxies so that each browser is counted by its own address."
         ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 256) },
+        Key("web", "trusted_proxies", takes: "a list of IPv4 addresses", default: "[]",
+            "The reverse proxies in front of the gateway (\"127.0.0.1\" for nginx or Apache on this host) whose X-Forwarded-For header deskd believes: a browser coming through one is counted against max_connections_per_address by the address the proxy names. From any other peer the header is ignored, since a browser can write it."
+        ) { c, v throws(Reason) in
+            let addresses = try strings(v)
+            if let bad = addresses.first(where: { !isIPv4($0) }) {
+                throw Reason("must list IPv4 addresses such as \"127.0.0.1\" (one each, no ranges), not \"\(bad)\"")
+            }
+            c.web.trustedProxies = Set(addresses)
+        },
+        Key("web", "idle_timeout", takes: "a duration, such as \"1h\" or \"30m\"", default: "\"1h\"",
+            "A browser's connection to a desktop with nothing in either direction for this long is closed. The gateway pings each browser well within it, so a browser that is still there answers and stays, however long its desktop is still; what is closed is a connection whose browser has gone without a word."
+        ) { c, v throws(Reason) in c.web.idleTimeoutSeconds = try duration(v) },
         Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set. If the port is taken, deskd serves on without it and tries again (deskctl status says who holds it)."
         ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },

@@ -80,8 +80,8 @@ public struct ControlHarness: Sendable {
             }
         case .passwd:
             .audited(.passwd) { (request, caller, harness) async throws(DeskError) -> Response in
-                let session = try await harness.service.rotatePassword(request.requiredDisplay(for: .passwd), viewOnly: request.viewOnly ?? false, caller: caller)
-                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName))
+                let (session, revoked) = try await harness.service.rotatePassword(request.requiredDisplay(for: .passwd), viewOnly: request.viewOnly ?? false, caller: caller)
+                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName), revoked: revoked)
             }
         case .status:
             .reading { _, _, harness in Response(status: await harness.service.status()) }
@@ -91,7 +91,10 @@ public struct ControlHarness: Sendable {
             }
         case .url:
             .audited(.url) { (request, caller, harness) async throws(DeskError) -> Response in
-                Response(link: try await harness.service.browserLink(
+                if request.revoke == true {
+                    return Response(revoked: try await harness.service.revokeLinks(request.requiredDisplay(for: .url), caller: caller))
+                }
+                return Response(link: try await harness.service.browserLink(
                     request.requiredDisplay(for: .url), viewOnly: request.viewOnly ?? false,
                     ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller))
             }
@@ -167,7 +170,8 @@ public struct ControlHarness: Sendable {
             if request.web == true { details.append("web ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
         }
         if let idle = request.idleSeconds, action == .reap { details.append("idle=\(idle)s") }
-        if action == .url { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
+        if action == .url && request.revoke != true { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
+        if let revoked = response.revoked, revoked.links + revoked.browsers > 0 { details.append(revoked.summary) }
         if request.dryRun == true { details.append("dry-run") }
         if request.viewOnly == true { details.append("view-only") }
         if request.all == true { details.append("all") }
@@ -178,6 +182,7 @@ public struct ControlHarness: Sendable {
             switch action {
             case .start: outcome = response.link == nil ? "started" : "started, link issued"
             case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
+            case .url where request.revoke == true: outcome = "links revoked"
             case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
             case .ended: outcome = "ended"
             case .kill, .reap:

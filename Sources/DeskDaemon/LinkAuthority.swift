@@ -12,19 +12,29 @@ public struct LinkAuthority: GatewayAuthority {
     }
 
     public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
-        guard let traded = service.environment.links.exchange(token: token) else { return nil }
+        guard let traded = service.environment.links.exchange(token: token), makerMayStillOpen(traded.grant) else { return nil }
         return (traded.cookie, traded.grant.viewOnly)
     }
 
     public func redeem(cookie: String) async -> GatewayGrant? {
-        guard let grant = service.environment.links.redeem(cookie: cookie),
+        guard let grant = service.environment.links.redeem(cookie: cookie), makerMayStillOpen(grant),
               let managed = await service.environment.registry.session(id: grant.sessionID),
-              let login = await managed.gatewayLogin() else { return nil }
+              let login = await managed.gatewayLogin(viewOnly: grant.viewOnly) else { return nil }
         service.environment.logger.info("browser connected through the gateway", metadata: [
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
         return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly)
+    }
+
+    /// A link an admin made to another user's session opens only while its maker is still an
+    /// admin: one who has left the admin group since cannot hand the desktop out any more.
+    private func makerMayStillOpen(_ grant: BrowserLinks.Grant) -> Bool {
+        guard grant.issuedTo != grant.owner, !service.isAdmin(grant.issuedTo) else { return true }
+        service.environment.logger.notice("link refused: its maker is no longer an admin", metadata: [
+            "session.display": "\(grant.display)", "link.issuedTo": "\(grant.issuedTo)", "session.uid": "\(grant.owner)",
+        ])
+        return false
     }
 }
 
@@ -35,8 +45,8 @@ extension WebSettings {
         guard let host else { return nil }
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
-            clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress),
-            publicOrigin: publicURL.map(Self.origin(of:))
+            clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress, idleTimeout: .seconds(idleTimeoutSeconds)),
+            publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies
         )
     }
 

@@ -3,6 +3,7 @@ import DeskLinux
 import FoundationEssentials
 import Glibc
 import Logging
+import NIOConcurrencyHelpers
 
 /// One desktop session and everything that is its own: its directory, cgroup, login process,
 /// Xvnc and desktop, its record, and where it is in its life.
@@ -42,6 +43,10 @@ actor ManagedSession {
     private(set) var record: SessionRecord
     private(set) var lifecycle: Lifecycle
     private let environment: SessionEnvironment
+    /// Held across every read-modify-write of the session's password file, which runs off the
+    /// actor: a `passwd` and a view-only login's first use must not interleave and put an old
+    /// password back.
+    private let passwordFile = NIOLock()
     /// The last probe got no complete handshake.
     private var failedProbe = false
     private var teardown: Task<Void, Never>?
@@ -457,14 +462,31 @@ actor ManagedSession {
     // MARK: The browser gateway
 
     /// What the gateway needs to log in to this session's Xvnc for a browser: its socket, the
-    /// pid that must be serving it, and the full password, read now from the session's file (a
-    /// `passwd` since the link was made counts). nil unless the session runs, on a Unix socket.
-    func gatewayLogin() async -> (endpoint: RFBEndpoint, address: String, xvnc: Int32, password: String)? {
+    /// pid that must be serving it, and a password read now from the session's file (a `passwd`
+    /// since the link was made counts). nil unless the session runs, on a Unix socket.
+    ///
+    /// A view-only browser logs in with the view-only password, so that Xvnc itself gives it
+    /// view rights only: no input, and none of the owner's clipboard (ServerCutText), which the
+    /// gateway could not withhold from a full login without parsing every framebuffer update. A
+    /// session without a view-only password gets one now, which nobody is shown.
+    func gatewayLogin(viewOnly: Bool) async -> (endpoint: RFBEndpoint, address: String, xvnc: Int32, password: String)? {
         let exposure = environment.configuration.value.vncExposure
         guard isRunning, exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
-        let host = self.host, directory = self.directory
-        guard let password = await onDedicatedThread({ host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) }) else {
-            logger.warning("the gateway cannot read the session's password file", metadata: record.session.logMetadata)
+        let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
+        let lock = passwordFile
+        let password = await onDedicatedThread { () -> String? in
+            lock.withLock {
+                guard let bytes = host.readPassword(of: directory), let full = VNCPasswordFile.decode(bytes) else { return nil }
+                guard viewOnly else { return full }
+                if let existing = VNCPasswordFile.decodeViewOnly(bytes) { return existing }
+                let fresh = SessionPassword.generate()
+                let written = (try? host.replacePassword(of: directory, with: VNCPasswordFile.encode(password: full, viewOnly: fresh),
+                                                         owner: owner, group: group)) != nil
+                return written ? fresh : nil
+            }
+        }
+        guard let password else {
+            logger.warning("the gateway cannot read or write the session's password file", metadata: record.session.logMetadata)
             return nil
         }
         return (endpoint, exposure.reachableAddress, record.session.pid, password)
@@ -479,9 +501,11 @@ actor ManagedSession {
         try checkRunning()
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
         let fresh = SessionPassword.generate()
-        let display = self.display
+        let display = self.display, lock = passwordFile
         // The directory is the user's: read and written off the actor, like every other touch of it.
         let written = await onDedicatedThread { () -> Result<Void, DeskError> in
+            lock.lock()
+            defer { lock.unlock() }
             let bytes: [UInt8]
             if viewOnly {
                 guard let current = host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) else {
@@ -567,8 +591,10 @@ actor ManagedSession {
     /// is never touched. Safe for a session half started or already gone.
     private func tearDown(_ cause: EndCause) async {
         let session = record.session, host = self.host, reason = cause.reason
-        // Browsers watching through the gateway are closed first, not left to notice Xvnc go.
+        // Browsers watching through the gateway are closed first, not left to notice Xvnc go,
+        // and the session's unused links are dropped rather than left to expire.
         environment.browsers.disconnect(sessionID: id)
+        environment.links.revoke(sessionID: id)
         let configuration = environment.configuration.value
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }

@@ -96,9 +96,17 @@ public final class SessionService: Sendable {
     /// shell (or a setgid program) can make the admin group's long after the user left it.
     public func caller(_ peer: PeerCredentials) -> Caller {
         let account = host.account(uid: peer.uid)
+        return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin(peer.uid, account: account))
+    }
+
+    /// Whether `uid` is an admin now (a link an admin made is checked again when it is used).
+    func isAdmin(_ uid: UInt32) -> Bool {
+        uid == 0 || isAdmin(uid, account: host.account(uid: uid))
+    }
+
+    private func isAdmin(_ uid: UInt32, account: UserAccount?) -> Bool {
         // Root is admin without a look at the group database.
-        let isAdmin = peer.uid == 0 || (host.groupID(named: adminGroup).map { gid in account?.groups.contains(gid) ?? false } ?? false)
-        return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin)
+        uid == 0 || (host.groupID(named: adminGroup).map { gid in account?.groups.contains(gid) ?? false } ?? false)
     }
 
     // MARK: Status
@@ -485,14 +493,38 @@ public final class SessionService: Sendable {
         return report
     }
 
-    public func rotatePassword(_ display: Display, viewOnly: Bool, caller: Caller) async throws(DeskError) -> Session {
+    /// A new password (or view-only password), and with it every link and browser the old one
+    /// let in taken back: a view-only password takes back the view-only ones only.
+    public func rotatePassword(_ display: Display, viewOnly: Bool, caller: Caller) async throws(DeskError) -> (Session, LinkRevocation) {
         let managed = try await session(on: display, caller: caller, action: "change the password of")
         let session = try await managed.rotatePassword(viewOnly: viewOnly)
-        logger.info(viewOnly ? "session view-only password set" : "session password rotated", metadata: session.logMetadata.merging(["peer.uid": "\(caller.uid)"]) { $1 })
-        return session
+        let revoked = revokeLinks(of: managed.id, on: display, viewOnlyOnly: viewOnly)
+        logger.info(viewOnly ? "session view-only password set" : "session password rotated", metadata: session.logMetadata.merging([
+            "peer.uid": "\(caller.uid)", "links.revoked": "\(revoked.links)", "browsers.closed": "\(revoked.browsers)",
+        ]) { $1 })
+        return (session, revoked)
     }
 
     // MARK: Browser links
+
+    /// `deskctl url --revoke`: every unused link to the session on `display` opens nothing from
+    /// now on, and every browser connected to it is closed; for its owner or an admin.
+    func revokeLinks(_ display: Display, caller: Caller) async throws(DeskError) -> LinkRevocation {
+        let managed = try await session(on: display, caller: caller, action: "take back the links of")
+        let revoked = revokeLinks(of: managed.id, on: display, viewOnlyOnly: false)
+        let session = await managed.session
+        logger.info("session links revoked", metadata: session.logMetadata.merging([
+            "peer.uid": "\(caller.uid)", "links.revoked": "\(revoked.links)", "browsers.closed": "\(revoked.browsers)",
+        ]) { $1 })
+        return revoked
+    }
+
+    /// Links first, so no browser that is closed can come straight back through one of them.
+    private func revokeLinks(of sessionID: String, on display: Display, viewOnlyOnly: Bool) -> LinkRevocation {
+        let links = environment.links.revoke(sessionID: sessionID, viewOnlyOnly: viewOnlyOnly)
+        let browsers = environment.browsers.disconnect(sessionID: sessionID, viewOnlyOnly: viewOnlyOnly)
+        return LinkRevocation(display: display, links: links, browsers: browsers, viewOnlyOnly: viewOnlyOnly)
+    }
 
     /// A one-time link that opens the session on `display` in a browser through the gateway,
     /// for its owner or an admin, usable once within `ttlSeconds`.
@@ -510,7 +542,7 @@ public final class SessionService: Sendable {
         guard await managed.isRunning else {
             throw DeskError(.noSuchSession, "the session on \(display) is \(session.state.rawValue); a link is for a running session (see deskctl list).")
         }
-        let token = try environment.links.mint(.init(sessionID: managed.id, display: display, issuedTo: caller.uid, viewOnly: viewOnly),
+        let token = try environment.links.mint(.init(sessionID: managed.id, display: display, owner: session.uid, issuedTo: caller.uid, viewOnly: viewOnly),
                                                ttl: .seconds(ttlSeconds))
         return BrowserLink(display: display, url: base + "/open#token=" + token,
                            expiresAt: Date().addingTimeInterval(Double(ttlSeconds)), viewOnly: viewOnly)

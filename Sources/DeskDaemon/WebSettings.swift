@@ -16,8 +16,12 @@ public struct WebSettings: Sendable, Equatable {
     /// The URL links start with, when a proxy in front of the gateway serves it elsewhere
     /// (nginx or Apache doing TLS for a gateway on 127.0.0.1). nil: the gateway's own address.
     public var publicURL: String?
-    /// Open connections from one remote address (loopback peers, a proxy's, are not counted).
+    /// Open connections from one remote address; behind `trustedProxies`, the browser's.
     public var maxConnectionsPerAddress = GatewayConfiguration.Limits().maxConnectionsPerAddress
+    /// Reverse proxies whose X-Forwarded-For is believed.
+    public var trustedProxies: Set<String> = []
+    /// A relay silent both ways, unanswered pings included, for this long is closed.
+    public var idleTimeoutSeconds = Int(GatewayConfiguration.Limits().idleTimeout.components.seconds)
 
     public init() {}
 

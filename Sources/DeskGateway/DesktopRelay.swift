@@ -8,18 +8,28 @@ import Synchronization
 
 /// The browsers relayed to each session now, so deskd can count them and close them.
 final class RelayRegistry: Sendable {
-    private let relays = Mutex<[ObjectIdentifier: (sessionID: String, channel: any Channel)]>([:])
+    private struct Relay {
+        let sessionID: String
+        let viewOnly: Bool
+        let channel: any Channel
+    }
 
-    func add(_ channel: any Channel, sessionID: String) {
-        relays.withLock { $0[ObjectIdentifier(channel)] = (sessionID, channel) }
+    private let relays = Mutex<[ObjectIdentifier: Relay]>([:])
+
+    func add(_ channel: any Channel, sessionID: String, viewOnly: Bool) {
+        relays.withLock { $0[ObjectIdentifier(channel)] = Relay(sessionID: sessionID, viewOnly: viewOnly, channel: channel) }
     }
 
     func remove(_ channel: any Channel) {
         _ = relays.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
-    func channels(of sessionID: String?) -> [any Channel] {
-        relays.withLock { $0.values.filter { sessionID == nil || $0.sessionID == sessionID }.map(\.channel) }
+    /// The browsers relayed to `sessionID` (every session's with nil); with `viewOnlyOnly`, the
+    /// view-only ones.
+    func channels(of sessionID: String?, viewOnlyOnly: Bool = false) -> [any Channel] {
+        relays.withLock { relays in
+            relays.values.filter { (sessionID == nil || $0.sessionID == sessionID) && ($0.viewOnly || !viewOnlyOnly) }.map(\.channel)
+        }
     }
 }
 
@@ -30,6 +40,12 @@ final class RelayRegistry: Sendable {
 /// authenticated socket to NIO on this same event loop, and only then greets the browser as an
 /// RFB 3.8 server with security type None. From there, bytes flow both ways, each way read only
 /// as fast as the other side drains (the pattern of NIO's GlueHandler).
+///
+/// Nothing the browser sends makes deskd hold more than a bounded amount for it: RFB waits for
+/// Xvnc to drain, and a flood of pings gets one pong at a time (the latest, as RFC 6455 §5.5.3
+/// allows), since NIO's write buffer water marks count payload bytes and a two-byte pong costs
+/// hundreds in bookkeeping. A browser that takes nothing for `stallTimeout` is cut off; a relay
+/// silent both ways, unanswered pings included, for `idleTimeout` is closed.
 final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -55,6 +71,16 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     private var countedAsRelay = false
     /// One connection is one refusal, whatever else goes wrong as it ends.
     private var refusalCounted = false
+    /// The last time anything came from either side (the browser's pongs included).
+    private var lastHeard = NIODeadline.now()
+    /// Since when the browser's side has been over its high water mark.
+    private var unwritableSince: NIODeadline?
+    /// Since when a ping or pong of the gateway's has waited to leave; one at a time.
+    private var controlFrameSince: NIODeadline?
+    /// The latest ping's payload, answered once the pong before it has left.
+    private var pendingPong: ByteBuffer?
+    /// Looks at the deadlines above, and pings a quiet browser, while relaying.
+    private var ticker: RepeatedTask?
 
     /// How much one side may hold for the other before the relay stops reading: enough for a
     /// full-screen update in flight, little enough that 256 relays stay within a few hundred MiB.
@@ -82,12 +108,13 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             handler.logger.info("browser refused", metadata: ["reason": "the RFB handshake did not finish in time"])
             handler.closeAll()
         }
-        environment.registry.add(context.channel, sessionID: grant.sessionID)
+        environment.registry.add(context.channel, sessionID: grant.sessionID, viewOnly: grant.viewOnly)
         connectToDesktop(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
+        ticker?.cancel()
         environment.registry.remove(context.channel)
         if countedAsRelay { environment.metrics.relayClosed() }
         phase = .closing
@@ -178,13 +205,15 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         case .binary, .continuation:
             // RFC 6455 §5.1: a client masks every frame; a peer that does not is not a browser.
             guard frame.maskKey != nil else { return refuse(.frame, "the browser sent an unmasked frame") }
+            lastHeard = .now()
             var bytes = frame.unmaskedData
             received(&bytes, context: context)
         case .ping:
-            let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
-            context.writeAndFlush(Self.wrapOutboundOut(pong), promise: nil)
+            // Answered once the frames of this read are done: only the latest ping of a burst.
+            lastHeard = .now()
+            pendingPong = frame.unmaskedData
         case .pong:
-            break
+            lastHeard = .now()
         case .connectionClose:
             // Echo the browser's close code, then end both sides.
             var data = frame.unmaskedData
@@ -217,6 +246,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
                 deadline?.cancel()
                 countedAsRelay = true
                 environment.metrics.relayOpened()
+                startTicking(context)
                 logger.info("browser relayed to desktop", metadata: ["session.view-only": "\(grant.viewOnly)"])
             }
             if forward.readableBytes > 0 { desktop?.write(forward) }
@@ -226,6 +256,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        answerPing()
         desktop?.flush()
     }
 
@@ -252,8 +283,70 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { desktop?.browserDrained() }
+        if context.channel.isWritable {
+            unwritableSince = nil
+            desktop?.browserDrained()
+        } else if unwritableSince == nil {
+            unwritableSince = .now()
+        }
         context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: Pings, pongs and deadlines
+
+    /// Sends the pong owed for the latest ping, unless the gateway's last ping or pong has not
+    /// left yet: then it waits for that one, and later pings replace it.
+    private func answerPing() {
+        guard controlFrameSince == nil, let payload = pendingPong else { return }
+        pendingPong = nil
+        sendControlFrame(.pong, payload)
+    }
+
+    /// A ping or pong, one at a time: the next pong waits in `pendingPong` until this one has left.
+    /// Each costs a write to the socket, so a burst of pings costs one, not one each.
+    private func sendControlFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) {
+        guard let context, phase != .closing else { return }
+        controlFrameSince = .now()
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        promise.futureResult.assumeIsolated().whenSuccess {
+            let handler = loopBound.value
+            handler.controlFrameSince = nil
+            handler.answerPing()
+        }
+        context.writeAndFlush(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: payload)), promise: promise)
+    }
+
+    private func startTicking(_ context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let tick = TimeAmount(environment.limits.relayTick)
+        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in loopBound.value.tick() }
+    }
+
+    /// Cuts off a browser that stopped reading, closes a relay gone silent, and otherwise pings
+    /// a browser not heard from for a tick, so one that is there has something to answer.
+    private func tick() {
+        guard phase == .relaying, let context else { return }
+        let now = NIODeadline.now(), limits = environment.limits
+        if let since = [unwritableSince, controlFrameSince].compactMap({ $0 }).min(), now - since >= TimeAmount(limits.stallTimeout) {
+            cut(.notReading, "the browser took nothing the gateway sent for \(limits.stallTimeout)")
+        } else if now - lastHeard >= TimeAmount(limits.idleTimeout) {
+            cut(.idle, "nothing came from the browser or the desktop for \(limits.idleTimeout), not even an answer to a ping")
+        } else if now - lastHeard >= TimeAmount(limits.relayTick), controlFrameSince == nil, context.channel.isWritable {
+            sendControlFrame(.ping, context.channel.allocator.buffer(string: "deskd"))
+        }
+    }
+
+    /// Ends a relay that was under way: counted, logged, and closed at once (a browser that does
+    /// not read would never take a close frame).
+    private func cut(_ reason: GatewayMetrics.Cut, _ why: String) {
+        guard let context, phase != .closing else { return }
+        environment.metrics.cut(reason)
+        logger.info("browser cut off", metadata: ["reason": "\(why)"])
+        phase = .closing
+        desktop?.close()
+        desktop = nil
+        context.close(promise: nil)
     }
 
     /// Reads from the browser only as fast as Xvnc takes what it sends.
@@ -276,6 +369,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func fromDesktop(_ data: ByteBuffer) {
+        lastHeard = .now()
         context?.write(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: data)), promise: nil)
     }
 

@@ -24,7 +24,7 @@ public final class Gateway: Sendable {
     private let group: any EventLoopGroup
     private let registry = RelayRegistry()
     private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
-    private let addresses = Mutex(AddressQuota())
+    private let addresses: SharedAddressQuota
     private let listening = Mutex<Listening>(.notYet([]))
 
     private enum Listening {
@@ -43,6 +43,7 @@ public final class Gateway: Sendable {
         self.authority = authority
         self.logger = logger
         self.group = eventLoopGroup
+        self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
     }
 
     /// The port the gateway listens on, once it does (the kernel's pick when configured with 0).
@@ -79,11 +80,11 @@ public final class Gateway: Sendable {
         registry.channels(of: sessionID).count
     }
 
-    /// Closes every browser relayed to `sessionID` (when deskd kills the session, or takes a
-    /// link back); returns how many there were.
+    /// Closes every browser relayed to `sessionID`, or with `viewOnlyOnly` every view-only one
+    /// (when deskd kills the session, or takes its links back); returns how many there were.
     @discardableResult
-    public func disconnect(sessionID: String) -> Int {
-        let channels = registry.channels(of: sessionID)
+    public func disconnect(sessionID: String, viewOnlyOnly: Bool = false) -> Int {
+        let channels = registry.channels(of: sessionID, viewOnlyOnly: viewOnlyOnly)
         for channel in channels { channel.close(promise: nil) }
         return channels.count
     }
@@ -169,15 +170,16 @@ public final class Gateway: Sendable {
 
     private func initialize(_ channel: any Channel, environment: GatewayEnvironment, tls: NIOSSLContext?) throws {
         // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
-        let address = channel.remoteAddress?.ipAddress
-        guard addresses.withLock({ $0.admit(address, limit: configuration.limits.maxConnectionsPerAddress) }) else {
+        // Only a trusted proxy's connections wait for their first request to be counted.
+        guard let address = ConnectionAddress.accept(peer: channel.remoteAddress?.ipAddress, quota: addresses,
+                                                     trustedProxies: configuration.trustedProxies) else {
             logger.debug("connection refused", metadata: ["reason": "address-capacity"])
             metrics.refused(.addressCapacity)
             try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
             return
         }
         guard metrics.admitConnection(limit: configuration.limits.maxConnections) else {
-            addresses.withLock { $0.release(address) }
+            address.release()
             logger.debug("connection refused", metadata: ["reason": "capacity"])
             try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
             return
@@ -187,7 +189,7 @@ public final class Gateway: Sendable {
         let metrics = metrics
         channel.closeFuture.whenComplete { [self] _ in
             connections.withLock { _ = $0.removeValue(forKey: key) }
-            addresses.withLock { $0.release(address) }
+            address.release()
             metrics.connectionClosed()
         }
 
@@ -198,7 +200,13 @@ public final class Gateway: Sendable {
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: configuration.limits.maxFrameBytes,
             automaticErrorHandling: true,
-            shouldUpgrade: { channel, head in Self.shouldUpgrade(channel, head, environment: environment, notes: notes) },
+            shouldUpgrade: { channel, head in
+                // Over its address's cap behind a proxy: the HTTP handler answers 503.
+                guard address.admit(head.headers, trustedProxies: environment.configuration.trustedProxies) else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                return Self.shouldUpgrade(channel, head, environment: environment, notes: notes)
+            },
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
                     guard case .granted(let grant) = notes.recorded else { throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget }
@@ -220,7 +228,7 @@ public final class Gateway: Sendable {
             withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits
         )
-        try pipeline.addHandler(GatewayHTTPHandler(environment: environment, notes: notes))
+        try pipeline.addHandler(GatewayHTTPHandler(environment: environment, notes: notes, address: address))
     }
 
     /// Decides a WebSocket upgrade: the right path, the gateway's own origin, and a cookie deskd

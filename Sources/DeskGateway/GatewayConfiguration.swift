@@ -23,7 +23,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
         /// Open connections (HTTP and WebSocket together); past it, new ones are closed at once.
         public var maxConnections: Int
         /// Open connections from one remote address, so one machine cannot take every slot.
-        /// Loopback peers are exempt: behind nginx or Apache every browser comes from 127.0.0.1.
+        /// Loopback counts as an address too; behind a proxy named in `trustedProxies`, the
+        /// address is the browser's, from the proxy's X-Forwarded-For.
         public var maxConnectionsPerAddress: Int
         /// A request's header block, in bytes.
         public var maxHeaderBytes: Int
@@ -36,9 +37,16 @@ public struct GatewayConfiguration: Sendable, Equatable {
         public var handshakeTimeout: Duration
         /// To send a response to a client that reads slowly.
         public var responseTimeout: Duration
+        /// A relay with nothing in either direction for this long is closed. The gateway pings
+        /// the browser well within it, so a browser that is there answers and stays.
+        public var idleTimeout: Duration
+        /// A browser that takes none of what the gateway sends for this long is cut off: what
+        /// it is sent would otherwise wait in deskd.
+        public var stallTimeout: Duration
 
         public init(maxConnections: Int = 256, maxConnectionsPerAddress: Int = 32, maxHeaderBytes: Int = 16 << 10, maxFrameBytes: Int = 1 << 20,
-                    maxClipboardBytes: Int = 1 << 20, handshakeTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60)) {
+                    maxClipboardBytes: Int = 1 << 20, handshakeTimeout: Duration = .seconds(10), responseTimeout: Duration = .seconds(60),
+                    idleTimeout: Duration = .seconds(3600), stallTimeout: Duration = .seconds(60)) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.maxHeaderBytes = maxHeaderBytes
@@ -46,6 +54,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
             self.maxClipboardBytes = maxClipboardBytes
             self.handshakeTimeout = handshakeTimeout
             self.responseTimeout = responseTimeout
+            self.idleTimeout = idleTimeout
+            self.stallTimeout = stallTimeout
+        }
+
+        /// How often a relay looks at its deadlines and pings its browser: a quarter of the
+        /// shorter one, at most every 30 s.
+        public var relayTick: Duration {
+            min(min(idleTimeout, stallTimeout) / 4, .seconds(30))
         }
     }
 
@@ -62,10 +78,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// TLS-terminating proxy, "https://desk.example.org". nil: the scheme of this listener and
     /// the request's Host.
     public var publicOrigin: String?
+    /// Peers whose X-Forwarded-For is believed (the admin's reverse proxy): a browser behind one
+    /// is counted against the per-address cap by its own address. Exact addresses.
+    public var trustedProxies: Set<String>
 
     public init(host: String = "127.0.0.1", port: Int = 6080, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
                 novncDirectory: String = "/usr/share/novnc", clipboard: Clipboard = .both, limits: Limits = Limits(),
-                publicOrigin: String? = nil) {
+                publicOrigin: String? = nil, trustedProxies: Set<String> = []) {
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath
@@ -74,6 +93,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
         self.clipboard = clipboard
         self.limits = limits
         self.publicOrigin = publicOrigin
+        self.trustedProxies = trustedProxies
     }
 
     /// Whether this listener speaks TLS.

@@ -47,6 +47,9 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let environment: GatewayEnvironment
     private let notes: UpgradeNotes
+    private let address: ConnectionAddress
+    /// Behind a trusted proxy, the browser's address was over its cap at this request.
+    private var overAddressCap = false
     private var context: ChannelHandlerContext?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
@@ -56,9 +59,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// as refused; one that never completes a first request is a refusal.
     private var served = false
 
-    init(environment: GatewayEnvironment, notes: UpgradeNotes) {
+    init(environment: GatewayEnvironment, notes: UpgradeNotes, address: ConnectionAddress) {
         self.environment = environment
         self.notes = notes
+        self.address = address
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -91,6 +95,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = request
             body = nil
             bodyTooLarge = false
+            overAddressCap = !address.admit(request.headers, trustedProxies: environment.configuration.trustedProxies)
         case .body(var chunk):
             // Only the exchange takes a body, and a small one; the rest is read and dropped.
             guard head?.method == .POST, !bodyTooLarge else { return }
@@ -106,6 +111,14 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let request = head else { return }
             head = nil
             arm(environment.limits.responseTimeout, refusing: false)
+            guard !overAddressCap else {
+                environment.metrics.refused(.addressCapacity)
+                environment.logger.debug("connection refused", metadata: ["reason": "address-capacity", "via": "trusted proxy"])
+                var headers = HTTPHeaders()
+                headers.add(name: "Retry-After", value: "5")
+                return respond(request, .serviceUnavailable, body: "Too many connections from your address are open at the gateway; close some and try again.\n",
+                               private: true, close: true, extraHeaders: headers)
+            }
             route(request, context: context)
         }
     }

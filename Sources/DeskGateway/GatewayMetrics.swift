@@ -31,6 +31,17 @@ public final class GatewayMetrics: Sendable {
         public static func < (lhs: Refusal, rhs: Refusal) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
+    /// Why the gateway ended a relay that was under way.
+    public enum Cut: String, Sendable, CaseIterable, Comparable {
+        /// Nothing in either direction, not even an answer to the gateway's ping, for the idle timeout.
+        case idle
+        /// The browser took nothing the gateway sent for the stall timeout: its answers would
+        /// otherwise pile up in deskd.
+        case notReading = "not-reading"
+
+        public static func < (lhs: Cut, rhs: Cut) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
     /// The counters at one moment.
     public struct Snapshot: Sendable, Equatable {
         public var connectionsOpen: Int
@@ -40,6 +51,7 @@ public final class GatewayMetrics: Sendable {
         public var relaysOpenedTotal: Int
         public var exchangesAccepted: Int
         public var refused: [Refusal: Int]
+        public var cut: [Cut: Int]
     }
 
     private let connectionsOpen = Atomic<Int>(0)
@@ -57,6 +69,8 @@ public final class GatewayMetrics: Sendable {
     private let refusedFrame = Atomic<Int>(0)
     private let refusedRFB = Atomic<Int>(0)
     private let refusedDesktop = Atomic<Int>(0)
+    private let cutIdle = Atomic<Int>(0)
+    private let cutNotReading = Atomic<Int>(0)
 
     private let reported: Reported
 
@@ -69,6 +83,7 @@ public final class GatewayMetrics: Sendable {
         let tokensExchanged: CoreMetrics.Counter
         let tokensRefused: CoreMetrics.Counter
         let refused: [Refusal: CoreMetrics.Counter]
+        let cut: [Cut: CoreMetrics.Counter]
 
         init(factory: any MetricsFactory) {
             connections = Meter(label: "deskd_gateway_connections", factory: factory)
@@ -79,6 +94,9 @@ public final class GatewayMetrics: Sendable {
             tokensRefused = CoreMetrics.Counter(label: "deskd_gateway_tokens_total", dimensions: [("result", "refused")], factory: factory)
             refused = Dictionary(uniqueKeysWithValues: Refusal.allCases.map { reason in
                 (reason, CoreMetrics.Counter(label: "deskd_gateway_refusals_total", dimensions: [("reason", reason.rawValue)], factory: factory))
+            })
+            cut = Dictionary(uniqueKeysWithValues: Cut.allCases.map { reason in
+                (reason, CoreMetrics.Counter(label: "deskd_gateway_relays_cut_total", dimensions: [("reason", reason.rawValue)], factory: factory))
             })
         }
     }
@@ -95,8 +113,17 @@ public final class GatewayMetrics: Sendable {
             relaysOpen: relaysOpen.load(ordering: .relaxed),
             relaysOpenedTotal: relaysOpenedTotal.load(ordering: .relaxed),
             exchangesAccepted: exchangesAccepted.load(ordering: .relaxed),
-            refused: Dictionary(uniqueKeysWithValues: Refusal.allCases.map { ($0, refusedCount($0)) })
+            refused: Dictionary(uniqueKeysWithValues: Refusal.allCases.map { ($0, refusedCount($0)) }),
+            cut: [.idle: cutIdle.load(ordering: .relaxed), .notReading: cutNotReading.load(ordering: .relaxed)]
         )
+    }
+
+    func cut(_ reason: Cut) {
+        switch reason {
+        case .idle: cutIdle.add(1, ordering: .relaxed)
+        case .notReading: cutNotReading.add(1, ordering: .relaxed)
+        }
+        reported.cut[reason]?.increment()
     }
 
     public func refusedCount(_ reason: Refusal) -> Int {

@@ -8,8 +8,10 @@ extension Deskctl {
             abstract: "Give a running session a new VNC password, without restarting it.",
             discussion: """
             Xvnc checks the password file at every login, so the next viewer needs the new password; \
-            viewers already connected stay connected. A new full password also revokes any view-only one. \
-            With --view-only, the full password is kept and a new view-only password (watch, no input) is set.
+            native viewers already connected stay connected. A new full password also revokes any view-only \
+            one, every unused browser link to the session, and closes every browser showing it. With \
+            --view-only, the full password is kept and a new view-only password (watch, no input) is set; \
+            view-only links and browsers are taken back, the others stay.
             """
         )
 
@@ -35,6 +37,9 @@ extension Deskctl {
                 if json {
                     try printJSON(ConnectableSession(session: session, connect: response.connect))
                     return
+                }
+                if let revoked = response.revoked, revoked.links + revoked.browsers > 0 {
+                    writeToStandardError("\(revoked.display): \(revoked.summary).\n")
                 }
                 if viewOnly {
                     print("New view-only password for \(session.display) (\(TerminalText.escape(session.user))): \(session.viewOnlyPassword ?? "(not shown)")")

@@ -13,6 +13,11 @@ extension Deskctl {
             in to Xvnc itself. With --view-only the link watches: every key, pointer and clipboard message \
             from the browser is dropped, whatever the browser sends. Hand such a link to a colleague, for \
             example: deskctl url :3 --view-only --ttl 10m. Owners and admins only.
+
+            deskctl url --revoke :3 takes every link to :3 back: none not yet used opens anything \
+            any more, and every browser showing the desktop is closed. deskctl passwd does the same \
+            (a view-only password, to view-only links), and so does the session's end. A link an \
+            admin made opens only while its maker is still an admin.
             """
         )
 
@@ -24,6 +29,9 @@ extension Deskctl {
         @Flag(help: "A link that shows the desktop but takes no input.")
         var viewOnly = false
 
+        @Flag(help: "Take back every unused link to the session and close the browsers showing it.")
+        var revoke = false
+
         @Option(help: "How long the link waits for its one use: 90s, 10m, 1h (at most 24h).")
         var ttl = "60s"
 
@@ -33,10 +41,23 @@ extension Deskctl {
         func validate() throws {
             _ = try parseDisplay(display)
             do { _ = try IdleDuration.seconds(parsing: ttl) } catch { throw ValidationError(error.message) }
+            if revoke && viewOnly {
+                throw ValidationError("--revoke takes back every link to the session, view-only ones too; leave out --view-only.")
+            }
         }
 
         func run() throws {
             try reporting(json: json) {
+                if revoke {
+                    let response = try connection.send(Request(command: .url, display: try parseDisplay(display), revoke: true))
+                    guard let revoked = response.revoked else { throw Failure.incompleteReply(lacking: "what was revoked") }
+                    if json {
+                        try printJSON(revoked)
+                    } else {
+                        print("\(revoked.display): \(revoked.summary).")
+                    }
+                    return
+                }
                 let seconds = try IdleDuration.seconds(parsing: ttl)
                 let response = try connection.send(Request(command: .url, display: try parseDisplay(display),
                                                            viewOnly: viewOnly ? true : nil, ttlSeconds: seconds))

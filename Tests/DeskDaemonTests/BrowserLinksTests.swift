@@ -6,7 +6,7 @@ import Testing
 /// One-time links: a token opens once, within its time, for the session it names; its cookie
 /// is spent once; a caller cannot pile up links.
 @Suite struct BrowserLinksTests {
-    static let grant = BrowserLinks.Grant(sessionID: String(repeating: "ab", count: 16), display: Display(3), issuedTo: 1001, viewOnly: false)
+    static let grant = BrowserLinks.Grant(sessionID: String(repeating: "ab", count: 16), display: Display(3), owner: 1001, issuedTo: 1001, viewOnly: false)
 
     @Test func aTokenIsTradedOnceAndItsCookieSpentOnce() throws {
         let links = BrowserLinks()
@@ -48,5 +48,26 @@ import Testing
         _ = try links.mint(other, ttl: .seconds(60))
         #expect(links.outstanding() == BrowserLinks.outstandingPerCaller + 1)
         #expect(links.outstanding(now: .now + .seconds(61)) == 0, "expired links are not outstanding")
+    }
+
+    /// `url --revoke`, `passwd` and a session's end: unused tokens and unspent cookies of the
+    /// session go (view-only ones only, for a new view-only password); other sessions' stay.
+    @Test func revokingASessionsLinksVoidsItsTokensAndCookiesOnly() throws {
+        let links = BrowserLinks()
+        var watch = Self.grant
+        watch.viewOnly = true
+        var elsewhere = Self.grant
+        elsewhere.sessionID = String(repeating: "cd", count: 16)
+        let full = try links.mint(Self.grant, ttl: .seconds(60))
+        let opened = try #require(links.exchange(token: try links.mint(Self.grant, ttl: .seconds(60))))
+        let watching = try links.mint(watch, ttl: .seconds(60))
+        let other = try links.mint(elsewhere, ttl: .seconds(60))
+
+        #expect(links.revoke(sessionID: Self.grant.sessionID, viewOnlyOnly: true) == 1)
+        #expect(links.exchange(token: watching) == nil)
+        #expect(links.revoke(sessionID: Self.grant.sessionID) == 2, "the unused link and the unspent cookie")
+        #expect(links.exchange(token: full) == nil)
+        #expect(links.redeem(cookie: opened.cookie) == nil)
+        #expect(links.exchange(token: other)?.grant == elsewhere, "another session's link is untouched")
     }
 }

@@ -1,4 +1,5 @@
 @testable import DeskGateway
+import NIOHTTP1
 import Testing
 
 @Suite struct AddressQuotaTests {
@@ -17,12 +18,48 @@ import Testing
         #expect(quota.open.isEmpty, "released addresses leave no entry behind")
     }
 
-    @Test func loopbackAndUnknownPeersAreNotCountedHere() {
+    /// Issue 26, item 4: loopback was exempt, so one local user could hold all 256 slots.
+    @Test func loopbackIsCountedLikeAnyAddressAndOnlyPeerlessConnectionsAreNot() {
         var quota = AddressQuota()
-        let loopback = (0..<100).map { _ in quota.admit("127.0.0.1", limit: 1) }
+        let loopback = (0..<3).map { _ in quota.admit("127.0.0.1", limit: 2) }
         let unknown = [quota.admit(nil, limit: 1), quota.admit(nil, limit: 1)]
-        #expect(!loopback.contains(false), "behind a proxy every browser is 127.0.0.1")
+        #expect(loopback == [true, true, false], "a local user is one address too")
         #expect(unknown == [true, true])
+        #expect(quota.open == ["127.0.0.1": 2])
+    }
+
+    /// The browser's address is the last one in X-Forwarded-For that no trusted proxy holds:
+    /// what a browser writes there itself (to the left) proves nothing.
+    @Test func theForwardedAddressIsTheLastOneNoTrustedProxyHolds() {
+        func client(_ values: [String], trusted: Set<String> = ["127.0.0.1"]) -> String {
+            var headers = HTTPHeaders()
+            for value in values { headers.add(name: "X-Forwarded-For", value: value) }
+            return ForwardedFor.client(peer: "127.0.0.1", headers: headers, trustedProxies: trusted)
+        }
+        #expect(client(["198.51.100.4"]) == "198.51.100.4")
+        #expect(client(["6.6.6.6, 198.51.100.4"]) == "198.51.100.4", "a spoofed first hop is passed over")
+        #expect(client(["6.6.6.6", "198.51.100.4, 10.0.0.2"], trusted: ["127.0.0.1", "10.0.0.2"]) == "198.51.100.4")
+        #expect(client([]) == "127.0.0.1", "no header: the proxy itself")
+        #expect(client(["127.0.0.1"]) == "127.0.0.1", "only trusted hops: the first of them")
+    }
+
+    /// A trusted proxy's connection is counted by the browser behind it, at its first request;
+    /// any other peer's by its own address at once, whatever it claims in X-Forwarded-For.
+    @Test func aProxiedConnectionCountsForItsBrowserAndAnUntrustedPeerForItself() throws {
+        let quota = SharedAddressQuota(limit: 1)
+        var forwarded = HTTPHeaders()
+        forwarded.add(name: "X-Forwarded-For", value: "198.51.100.4")
+        let first = try #require(ConnectionAddress.accept(peer: "127.0.0.1", quota: quota, trustedProxies: ["127.0.0.1"]))
+        #expect(quota.open.isEmpty, "not counted before its first request")
+        #expect(first.admit(forwarded, trustedProxies: ["127.0.0.1"]))
+        let second = try #require(ConnectionAddress.accept(peer: "127.0.0.1", quota: quota, trustedProxies: ["127.0.0.1"]))
+        #expect(!second.admit(forwarded, trustedProxies: ["127.0.0.1"]), "the same browser is over its cap")
+        #expect(!second.admit(HTTPHeaders(), trustedProxies: ["127.0.0.1"]), "a refused connection stays refused")
+        let direct = try #require(ConnectionAddress.accept(peer: "192.0.2.9", quota: quota, trustedProxies: ["127.0.0.1"]))
+        #expect(direct.admit(forwarded, trustedProxies: ["127.0.0.1"]))
+        #expect(ConnectionAddress.accept(peer: "192.0.2.9", quota: quota, trustedProxies: ["127.0.0.1"]) == nil)
+        #expect(quota.open == ["198.51.100.4": 1, "192.0.2.9": 1])
+        first.release(); second.release(); direct.release()
         #expect(quota.open.isEmpty)
     }
 }

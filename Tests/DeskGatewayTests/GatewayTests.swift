@@ -15,7 +15,8 @@ struct GatewayFixture {
 
     /// Runs `body` against a fresh gateway and stops everything afterwards.
     static func with(limits: GatewayConfiguration.Limits = .init(), clipboard: GatewayConfiguration.Clipboard = .both,
-                     grantPassword: String = "secret12", _ body: (GatewayFixture) async throws -> Void) async throws {
+                     grantPassword: String = "secret12", trustedProxies: Set<String> = [],
+                     _ body: (GatewayFixture) async throws -> Void) async throws {
         let scratch = try Scratch()
         _ = scratch.directory("novnc")
         _ = scratch.directory("novnc/app")
@@ -24,7 +25,8 @@ struct GatewayFixture {
         let xvnc = try FakeXvnc(directory: scratch.path, password: "secret12")
         defer { xvnc.stop() }
         let authority = FakeAuthority(endpoint: xvnc.path, password: grantPassword)
-        let configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, novncDirectory: scratch.path + "/novnc", clipboard: clipboard, limits: limits)
+        let configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, novncDirectory: scratch.path + "/novnc", clipboard: clipboard, limits: limits,
+                                                 trustedProxies: trustedProxies)
         let gateway = Gateway(configuration: configuration, authority: authority, logger: quietLogger)
         let running = Task { try await gateway.run() }
         defer { running.cancel() }
@@ -273,6 +275,8 @@ func eventually(_ condition: () -> Bool) -> Bool {
     @Test func aThousandConcurrentBogusUpgradesAreRefusedAndTheGatewayServesOn() async throws {
         var limits = GatewayConfiguration.Limits()
         limits.maxConnections = 64
+        // The overall cap is what this test is about; every client here is 127.0.0.1.
+        limits.maxConnectionsPerAddress = 1000
         try await GatewayFixture.with(limits: limits) { fixture in
             var clients: [RawClient] = []
             for _ in 0..<1000 { clients.append(try fixture.client()) }
@@ -296,6 +300,72 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(fixture.gateway.metrics.snapshot.connectionsOpen == 0)
             #expect(try fixture.client().request("GET", "/vnc.html").status == 200)
             _ = try fixture.relay(cookie: try await fixture.cookie())
+        }
+    }
+
+    /// Issue 26, item 4: loopback counts against the per-address cap (a local user could hold
+    /// every slot); behind a trusted proxy, each browser counts by its X-Forwarded-For.
+    @Test func loopbackCountsAgainstThePerAddressCapAndATrustedProxysBrowsersEachForThemselves() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.maxConnectionsPerAddress = 2
+        try await GatewayFixture.with(limits: limits) { fixture in
+            let held = [try fixture.client(), try fixture.client()]
+            #expect(try held[0].request("GET", "/vnc.html").status == 200)
+            let third = try fixture.client()
+            #expect((try? third.readResponse())?.status == 503)
+            #expect(eventually { fixture.gateway.metrics.refusedCount(.addressCapacity) == 1 })
+            // Without trust, X-Forwarded-For is the browser's own word, and ignored.
+            let claims = try fixture.client()
+            #expect((try? claims.request("GET", "/vnc.html", headers: [("X-Forwarded-For", "198.51.100.9")]))?.status != 200)
+        }
+        try await GatewayFixture.with(limits: limits, trustedProxies: ["127.0.0.1"]) { fixture in
+            func get(_ client: RawClient, from browser: String) throws -> Int {
+                try client.request("GET", "/vnc.html", headers: [("X-Forwarded-For", "6.6.6.6, \(browser)")]).status
+            }
+            let clients = try (0..<4).map { _ in try fixture.client() }
+            #expect(try get(clients[0], from: "198.51.100.4") == 200)
+            #expect(try get(clients[1], from: "198.51.100.4") == 200)
+            #expect(try get(clients[2], from: "198.51.100.4") == 503, "a third connection of one browser behind the proxy")
+            #expect(try get(clients[3], from: "198.51.100.5") == 200, "another browser behind the same proxy")
+            #expect(fixture.gateway.metrics.refusedCount(.addressCapacity) == 1)
+        }
+    }
+
+    /// Issue 26, item 4: a relay with nothing either way is closed after the idle timeout; a
+    /// browser that answers the gateway's pings stays, with nothing else to say.
+    @Test func aRelaySilentBothWaysIsClosedAndOneThatAnswersPingsStays() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.idleTimeout = .seconds(1)
+        try await GatewayFixture.with(limits: limits) { fixture in
+            let silent = try fixture.relay(cookie: try await fixture.cookie())
+            let answering = try fixture.relay(cookie: try await fixture.cookie())
+            var pings = 0
+            let until = ContinuousClock.now + .milliseconds(2500)
+            while ContinuousClock.now < until {
+                guard let frame = try? answering.readFrame(timeout: 100) else { continue }
+                #expect(frame.opcode == 9, "the gateway sent opcode \(frame.opcode) to an idle browser")
+                pings += 1
+                try answering.sendFrame(opcode: 10, frame.payload)
+            }
+            #expect(pings >= 2, "the gateway pinged a quiet browser \(pings) times in 2.5 s")
+            #expect(silent.closes(within: 1000), "a relay silent both ways for 2.5 s stayed open")
+            #expect(!answering.closes(within: 200), "a browser that answered every ping was cut off")
+            #expect(fixture.gateway.metrics.snapshot.cut[.idle] == 1)
+        }
+    }
+
+    /// Issue 26, item 3: a browser that reads nothing while the desktop has plenty to send is
+    /// cut off after the stall timeout, and counted; deskd holds at most the water mark for it.
+    @Test func aBrowserThatReadsNothingIsCutOffAfterTheStallTimeout() async throws {
+        var limits = GatewayConfiguration.Limits()
+        limits.stallTimeout = .seconds(1)
+        try await GatewayFixture.with(limits: limits) { fixture in
+            let browser = try fixture.relay(cookie: try await fixture.cookie())
+            try browser.sendFrame([3, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 1])   // asks the fake Xvnc for 8 MiB
+            let metrics = fixture.gateway.metrics
+            #expect(eventually { metrics.snapshot.cut[.notReading] == 1 }, "\(metrics.snapshot)")
+            #expect(browser.closes(within: 2000))
+            #expect(eventually { metrics.snapshot.relaysOpen == 0 })
         }
     }
 

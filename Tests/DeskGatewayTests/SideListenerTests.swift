@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TestSupport
 
 /// A gateway whose port someone else holds: the service says why (and who holds it), keeps
 /// trying, and listens once the port is free — never ending with an error that would stop deskd.

@@ -4,28 +4,31 @@ import Glibc
 
 /// A browser as bytes: one TCP connection to the gateway on loopback, HTTP written by hand and
 /// WebSocket frames masked by hand, so every test can also send what no browser would.
-final class RawClient {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public final class RawClient {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
-    struct Response {
-        let status: Int
-        let headers: [(String, String)]
-        let body: [UInt8]
+    public struct Response {
+        public let status: Int
+        public let headers: [(String, String)]
+        public let body: [UInt8]
 
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
         }
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    let fd: Int32
+    public let fd: Int32
+    /// The gateway closed the connection (a read found its end).
+    public private(set) var ended = false
     private var buffered: [UInt8] = []
     /// Payload bytes of binary frames not yet taken by `readRFB`.
     private var rfb: [UInt8] = []
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard InternetSocketAddress.loopback(port: port).withSockaddr({ connect(fd, $0, $1) }) == 0 else {
             close(fd)
@@ -35,7 +38,7 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -44,7 +47,7 @@ final class RawClient {
         }
     }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// More bytes into the buffer; false at end of stream or after `timeout` milliseconds of silence.
     private func fill(timeout: Int32) -> Bool {
@@ -52,7 +55,10 @@ final class RawClient {
         guard poll(&pfd, 1, timeout) == 1 else { return false }
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return false }
+        guard n > 0 else {
+            ended = true
+            return false
+        }
         buffered += chunk[..<n]
         return true
     }
@@ -67,7 +73,7 @@ final class RawClient {
 
     /// True if the gateway closes the connection within `timeout` milliseconds (whatever it
     /// sent before that is read and dropped).
-    func closes(within timeout: Int32) -> Bool {
+    public func closes(within timeout: Int32) -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout))
         while ContinuousClock.now < deadline {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -82,7 +88,7 @@ final class RawClient {
 
     // MARK: HTTP
 
-    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: String = "") throws -> Response {
+    public func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: String = "") throws -> Response {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.utf8.count)\r\n" }
@@ -90,7 +96,7 @@ final class RawClient {
         return try readResponse()
     }
 
-    func readResponse() throws -> Response {
+    public func readResponse() throws -> Response {
         while true {
             if let end = buffered.firstRange(of: Array("\r\n\r\n".utf8)) {
                 let head = String(decoding: buffered[..<end.lowerBound], as: UTF8.self)
@@ -112,7 +118,7 @@ final class RawClient {
     // MARK: WebSocket
 
     /// Sends a WebSocket handshake for /websockify and reads the answer.
-    func upgrade(origin: String? = "http://127.0.0.1", cookie: String?, target: String = "/websockify", protocols: String? = nil) throws -> Response {
+    public func upgrade(origin: String? = "http://127.0.0.1", cookie: String?, target: String = "/websockify", protocols: String? = nil) throws -> Response {
         var headers: [(String, String)] = [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"),
                                            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")]
         if let origin { headers.append(("Origin", origin)) }
@@ -122,7 +128,7 @@ final class RawClient {
     }
 
     /// One frame as a browser sends it: masked.
-    func sendFrame(opcode: UInt8 = 2, _ payload: [UInt8], masked: Bool = true, fin: Bool = true) throws {
+    public func sendFrame(opcode: UInt8 = 2, _ payload: [UInt8], masked: Bool = true, fin: Bool = true) throws {
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         let mask: UInt8 = masked ? 0x80 : 0
         switch payload.count {
@@ -140,7 +146,7 @@ final class RawClient {
     }
 
     /// The next frame from the gateway: its opcode and payload.
-    func readFrame(timeout: Int32 = 5000) throws -> (opcode: UInt8, payload: [UInt8]) {
+    public func readFrame(timeout: Int32 = 5000) throws -> (opcode: UInt8, payload: [UInt8]) {
         let head = try take(2, timeout: timeout)
         var length = Int(head[1] & 0x7F)
         if length == 126 { length = try take(2).reduce(0) { $0 << 8 | Int($1) } }
@@ -149,12 +155,17 @@ final class RawClient {
         return (head[0] & 0x0F, try take(length, timeout: timeout))
     }
 
-    /// `count` bytes of the RFB stream, across however many binary frames carry them.
-    func readRFB(_ count: Int) throws -> [UInt8] {
+    /// `count` bytes of the RFB stream, across however many binary frames carry them. A ping
+    /// from the gateway is answered as a browser answers it, and a pong passed over.
+    public func readRFB(_ count: Int, timeout: Int32 = 5000) throws -> [UInt8] {
         while rfb.count < count {
-            let frame = try readFrame()
-            guard frame.opcode == 2 else { throw Failure(description: "a frame of opcode \(frame.opcode) where RFB was expected: \(frame.payload)") }
-            rfb += frame.payload
+            let frame = try readFrame(timeout: timeout)
+            switch frame.opcode {
+            case 2: rfb += frame.payload
+            case 9: try sendFrame(opcode: 10, frame.payload)
+            case 10: continue
+            default: throw Failure(description: "a frame of opcode \(frame.opcode) where RFB was expected: \(frame.payload.prefix(32))")
+            }
         }
         defer { rfb.removeFirst(count) }
         return Array(rfb[..<count])
