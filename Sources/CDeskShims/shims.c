@@ -10,8 +10,16 @@
 #define SYS_pidfd_open 434
 #endif
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
 int deskd_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int deskd_pidfd_send_signal(int pidfd, int signal) {
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
 }
 
 int deskd_open_path_nofollow(const char *path) {
@@ -31,6 +39,7 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 #include <errno.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -39,6 +48,9 @@ int deskd_pipe_cloexec_nonblock(int fds[2]) {
 #endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
 #endif
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -57,6 +69,11 @@ int deskd_above_stdio(int fd) {
 /* Only async-signal-safe calls between clone3 and execve: the daemon is multi-threaded,
    and the child is a copy of one thread of it. Everything it needs was prepared before. */
 pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
+    return deskd_spawn_process_pidfd(spec, NULL);
+}
+
+pid_t deskd_spawn_process_pidfd(const struct deskd_spawn_spec *spec, int *pidfd) {
+    if (pidfd != NULL) *pidfd = -1;
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return -1;
     report[0] = deskd_above_stdio(report[0]);
@@ -79,6 +96,10 @@ pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
     if (spec->cgroup_fd >= 0) {
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = (unsigned long long)spec->cgroup_fd;
+    }
+    if (pidfd != NULL) {
+        args.flags |= CLONE_PIDFD;
+        args.pidfd = (unsigned long long)(uintptr_t)pidfd;
     }
     long pid = syscall(SYS_clone3, &args, sizeof(args));
     if (pid == 0) {
@@ -138,6 +159,10 @@ pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec) {
     close(report[0]);
     if (n > 0) {
         waitpid((pid_t)pid, NULL, 0);
+        if (pidfd != NULL) {
+            close(*pidfd);
+            *pidfd = -1;
+        }
         errno = error;
         return -1;
     }

@@ -37,6 +37,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var startTimeout: Duration = .seconds(20)
     /// Each of a session's logs (Xvnc's, the desktop's) is kept up to this size, twice over.
     public var sessionLogBytes = 1 << 20
+    /// Under systemd, also copy every line of a session's output to the journal. Off: the
+    /// journal is readable by group adm, who are not the desktop's owner.
+    public var journalOutput = false
     /// Each session's cgroup caps, where the pids and memory controllers are delegated to deskd.
     public var sessionTasksMax: Int?
     public var sessionMemoryMax: Int?

@@ -211,15 +211,18 @@ actor ManagedSession {
             ProcessSweep.markerKey: id,
         ]
         timings.mark("prepared")
+        // The journal is readable by group adm, not only by the desktop's owner: session output
+        // goes there only if the admin asked for it (sessions.journal_output).
+        let journalCopy = environment.journal && configuration.journalOutput
         let login: any LoginProcess
         do {
             login = try host.startLogin(.init(
                 account: account, display: display.description, sessionID: id, logDirectory: logDirectory,
-                logLimit: configuration.sessionLogBytes, journal: environment.journal, cgroup: record.cgroup.map(SessionCGroup.init(path:)),
+                logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: record.cgroup.map(SessionCGroup.init(path:)),
                 xvnc: [configuration.xvncPath] + Self.xvncArguments(display: display, geometry: plan.geometry, depth: plan.depth,
                                                                    directory: directory, user: account.name, configuration: configuration),
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
-            ), helper: helperPath, stderr: environment.journal ? STDERR_FILENO : -1)
+            ), helper: helperPath, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
             await finish(.startFailed("spawn failed"))
             throw .failed(DeskError(.internalError, "could not start deskd-session: \(error)."))

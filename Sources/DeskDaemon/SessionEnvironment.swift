@@ -13,7 +13,8 @@ struct SessionEnvironment: Sendable {
     let registry: SessionRegistry
     let configuration: ConfigurationInForce
     let logger: Logger
-    /// Under systemd, stderr is the journal: session output is copied there too.
+    /// Under systemd, stderr is the journal; session output is copied there only where
+    /// sessions.journal_output says so.
     let journal: Bool
     /// One-time browser links and their cookies.
     let links: BrowserLinks

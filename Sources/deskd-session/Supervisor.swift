@@ -6,16 +6,25 @@ import Glibc
 /// desktop when deskd says `desktop` on stdin, keeps their output, records how each ended, and
 /// on SIGTERM (or `stop`) ends them, SIGKILL following 10 s later. As a child subreaper it
 /// inherits every orphan of the session, so "no child left" means the session is over.
+///
+/// A reaped process's pid is free for the next process on the host, the session owner's or
+/// root's, and a session can go on for days after its desktop was reaped here. So a child is
+/// signalled only through a pidfd made with it, which reaches that process or none, and the
+/// pidfd is closed when the child is reaped; orphans are never signalled by pid at all (the
+/// session's cgroup ends them).
 final class Supervisor {
     let spec: SessionSpec
     let environment: [String]
     let cgroupFD: Int32
     let signals: Int32
 
-    /// A running session process and the pipe its output comes through.
+    /// A session process this supervisor started, and the pipe its output comes through.
     struct Child {
         let role: String
         let pid: pid_t
+        /// The process itself rather than its number: every signal to it goes through this.
+        /// -1 once it is reaped.
+        var pidfd: Int32
         var output: Int32
         let log: OutputLog
     }
@@ -104,6 +113,7 @@ final class Supervisor {
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) & ~O_NONBLOCK)
         let log = OutputLog(path: spec.logDirectory + "/\(role).log", limit: spec.logLimit,
                             journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role)] " : nil)
+        var pidfd: Int32 = -1
         let pid = withCStrings(argv) { argvPointer in
             withCStrings(environment) { envp in
                 spec.home.withCString { home in
@@ -111,7 +121,7 @@ final class Supervisor {
                         var process = deskd_spawn_spec(
                             path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: fds[1], err_fd: -1,
                             cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home)
-                        return deskd_spawn_process(&process)
+                        return deskd_spawn_process_pidfd(&process, &pidfd)
                     }
                 }
             }
@@ -124,7 +134,7 @@ final class Supervisor {
             errno = spawnError
             return nil
         }
-        return Child(role: role, pid: pid, output: fds[0], log: log)
+        return Child(role: role, pid: pid, pidfd: pidfd, output: fds[0], log: log)
     }
 
     private func drain(_ index: Int) {
@@ -146,15 +156,19 @@ final class Supervisor {
             let pid = waitpid(-1, &status, WNOHANG)
             if pid == 0 { return true }
             if pid < 0 { return errno != ECHILD }
-            if let child = children.first(where: { $0.pid == pid }) {
-                record(child.role, Self.describe(status))
-                if child.role == "xvnc" { xvncEnded = true }
+            // Only a child not reaped before: an orphan inherited since may have been given the
+            // number of one that was, and its end is not that child's.
+            if let index = children.firstIndex(where: { $0.pid == pid && $0.pidfd >= 0 }) {
+                close(children[index].pidfd)
+                children[index].pidfd = -1
+                record(children[index].role, Self.describe(status))
+                if children[index].role == "xvnc" { xvncEnded = true }
             }
         }
     }
 
     private func endSession() {
-        for child in children where kill(child.pid, 0) == 0 { kill(child.pid, SIGTERM) }
+        signalChildren(SIGTERM)
         if killDeadline == nil { killDeadline = Self.now() + 10 }
     }
 
@@ -167,8 +181,15 @@ final class Supervisor {
                 close(fd)
             }
         }
-        for child in children { kill(child.pid, SIGKILL) }
+        signalChildren(SIGKILL)
         killDeadline = Self.now() + 10
+    }
+
+    /// `signal` to every child not yet reaped, through its pidfd. One that has exited but is
+    /// not reaped yet still holds its pid, and its pidfd reaches it alone; a reaped one has no
+    /// pidfd left, and its pid may be anyone's.
+    private func signalChildren(_ signal: Int32) {
+        for child in children where child.pidfd >= 0 { _ = deskd_pidfd_send_signal(child.pidfd, signal) }
     }
 
     /// How a process ended, as `history` and `deskctl logs` say it.

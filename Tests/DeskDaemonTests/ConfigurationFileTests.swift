@@ -16,6 +16,8 @@ struct ConfigurationFileTests {
         let configuration = try ConfigurationFile.parse("", path: "deskd.toml")
         #expect(configuration.runtimeDirectory == "/run/deskd")
         #expect(configuration.limits == SessionLimits())
+        // A desktop's output stays out of the journal, which group adm reads (issue 26, item 7).
+        #expect(!configuration.journalOutput)
         // By default no TCP port at all: a Unix socket of the owner's, mode 0600.
         #expect(configuration.vncExposure.listen == .unixSocket)
         #expect(!configuration.vncExposure.usesTCP)
@@ -58,6 +60,7 @@ struct ConfigurationFileTests {
             kill_grace = 1
             keep_logs = 0
             log_bytes = 65536
+            journal_output = true
 
             [network]
             listen = "0.0.0.0"
@@ -73,6 +76,7 @@ struct ConfigurationFileTests {
         #expect(configuration.startsPerMinute == nil)
         #expect(configuration.sessionTasksMax == 2000 && configuration.sessionMemoryMax == 4 << 30)
         #expect(configuration.keptSessionLogs == 0 && configuration.sessionLogBytes == 65536)
+        #expect(configuration.journalOutput)
         #expect(configuration.idleLimitSeconds == 7200)
         #expect(configuration.killGrace == .seconds(1))
         #expect(configuration.vncExposure.tlsCertificate == "/etc/deskd/tls/cert.pem")

@@ -54,18 +54,41 @@ extension EndToEnd {
         #expect(notify.next() == "STOPPING=1")
     }
 
-    /// Under systemd, deskd's stderr is the journal ($JOURNAL_STREAM set) and deskd hands it to
-    /// each deskd-session, which copies the session's output there with the session's prefix.
-    /// Every start failed that way once ("could not start deskd-session: … Bad file descriptor").
-    @Test func underTheJournalADesktopStartsAndItsOutputReachesDeskdsStderr() throws {
+    /// Under systemd, deskd's stderr is the journal ($JOURNAL_STREAM set), which every member of
+    /// adm reads, not only a desktop's owner. So a session's output stays in its kept logs
+    /// (`deskctl logs`, the owner's and admins' alone) unless the admin sets
+    /// sessions.journal_output; then deskd hands its stderr to each deskd-session, which copies
+    /// the session's output there with the session's prefix. Every start failed that way once
+    /// ("could not start deskd-session: … Bad file descriptor"). Issue 26, item 7.
+    @Test func underTheJournalADesktopsOutputReachesDeskdsStderrOnlyWithJournalOutputOn() throws {
         let tess = try TestUsers.ensure("deskt-tess")
         let daemon = try DaemonUnderTest(environment: ["JOURNAL_STREAM": "8:1"])
         defer { daemon.shutDown(); TestUsers.reap(tess) }
-        let session = try daemon.start(tess.name)
-        #expect(ProcFS.isAlive(session.pid))
-        // Xvnc's banner, as deskd-session copies it to the journal: "[ID :N xvnc] Xvnc TigerVNC …".
-        #expect(eventually(10) { daemon.logText.contains("[\(session.id) \(session.display) xvnc] ") }, "\(daemon.logText)")
-        #expect(try daemon.deskctl(["kill", session.display.description]).status == 0)
+        let banner = { (session: Session) -> String? in
+            let logs = try? daemon.deskctl(["logs", session.id, "--json"]).decode(SessionLogs.self)
+            return logs?.processes.first { $0.role == .xvnc }?.lines.first { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }
+        }
+
+        // By default: Xvnc's banner is in the session's own log, and not in the journal.
+        let kept = try daemon.start(tess.name)
+        #expect(ProcFS.isAlive(kept.pid))
+        var keptBanner: String?
+        #expect(eventually(10) { keptBanner = banner(kept); return keptBanner != nil }, "deskctl logs has no Xvnc banner")
+        usleep(300_000)   // a copy to stderr would follow the log file's line within microseconds
+        #expect(!daemon.logText.contains("[\(kept.id) "), "session output reached deskd's stderr:\n\(daemon.logText)")
+        #expect(!daemon.logText.contains(try #require(keptBanner)), "Xvnc's banner reached deskd's stderr:\n\(daemon.logText)")
+
+        // The admin turns the copy on and reloads: the next desktop's output reaches the journal,
+        // as "[ID :N xvnc] Xvnc TigerVNC …"; the running one keeps what it started with.
+        try "[sessions]\njournal_output = true\n".write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        kill(try #require(daemon.process?.processIdentifier), SIGHUP)
+        #expect(eventually { daemon.logText.contains("configuration reloaded") }, "\(daemon.logText)")
+        let copied = try daemon.start(tess.name)
+        #expect(ProcFS.isAlive(copied.pid))
+        #expect(eventually(10) { daemon.logText.contains("[\(copied.id) \(copied.display) xvnc] ") }, "\(daemon.logText)")
+        #expect(banner(copied) != nil, "the kept log has the output too")
+        #expect(!daemon.logText.contains("[\(kept.id) "))
+        #expect(try daemon.deskctl(["kill", "--all"]).status == 0)
     }
 
     @Test func sighupReloadsTheConfigurationWithoutTouchingSessions() throws {

@@ -1,3 +1,4 @@
+import CTestShims
 import DeskClient
 import DeskCore
 import DeskLinux
@@ -181,6 +182,59 @@ extension EndToEnd {
         usleep(500_000)
         #expect(ProcFS.isAlive(second.pid))
         #expect(try keeping.sessions().map(\.pid) == [second.pid])
+    }
+
+    /// deskd-session reaps the desktop as soon as it exits; a session that outlives its desktop
+    /// (desktop_exit_ends_session off) then holds a number that is anyone's. Here the next
+    /// process with that number is root's, unrelated to the session: when deskd-session is told
+    /// to end the session (SIGTERM, as at shutdown), it must signal its own processes, never
+    /// whatever holds a reaped one's pid. Issue 26, item 6.
+    @Test func deskdSessionNeverSignalsAProcessThatTookAReapedDesktopsPid() throws {
+        let gus = try TestUsers.ensure("deskt-gus")
+        let templates = URL(fileURLWithPath: "/tmp/deskd-test-templates-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
+        // One process, alone in its process group and session, so its number is free once reaped.
+        try "#!/bin/sh\nexec sleep 3004\n".write(to: templates.appendingPathComponent("lone.xstartup"), atomically: true, encoding: .utf8)
+        let daemon = try DaemonUnderTest(extraArguments: ["--templates", templates.path, "--keep-session-on-desktop-exit"])
+        defer { daemon.shutDown(); TestUsers.reap(gus); try? FileManager.default.removeItem(at: templates) }
+
+        let session = try daemon.start(gus.name, extra: ["--desktop", "lone"])
+        let desktop = try #require(daemon.desktopPid(of: session))
+        let helper = try #require(Self.parent(of: session.pid))
+        #expect(ProcFS.executable(of: helper)?.hasSuffix("/deskd-session") == true, "Xvnc's parent \(helper) is not deskd-session")
+        #expect(Self.parent(of: desktop) == helper)
+
+        kill(desktop, SIGKILL)
+        // Reaped, not a zombie: the number is free for the next process.
+        #expect(eventually { ProcFS.process(desktop) == nil }, "deskd-session did not reap the desktop \(desktop)")
+        #expect(try daemon.sessions().map(\.pid) == [session.pid], "the session should outlive its desktop")
+
+        let words: [String] = ["/bin/sleep", "3005"]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let impostor = desk_test_spawn_with_pid(desktop, argv)
+        let spawnError = errno
+        try #require(impostor == desktop, "could not start a process as pid \(desktop): \(String(cString: strerror(spawnError)))")
+        let impostorStart = try #require(ProcFS.process(impostor)?.startTicks)
+        defer {
+            if ProcFS.process(impostor)?.startTicks == impostorStart { kill(impostor, SIGKILL) }
+            waitpid(impostor, nil, 0)
+        }
+
+        kill(helper, SIGTERM)
+        #expect(eventually(15) { (try? daemon.sessions().isEmpty) == true }, "the session did not end: \(daemon.logText)")
+        #expect(eventually { !ProcFS.isAlive(helper) }, "deskd-session did not end")
+
+        var status: Int32 = 0
+        let ended = waitpid(impostor, &status, WNOHANG) == impostor
+        #expect(!ended && ProcFS.process(impostor)?.startTicks == impostorStart,
+                "root's process \(impostor), holding the reaped desktop's pid, was \(ended ? (status & 0x7F != 0 ? "killed by signal \(status & 0x7F)" : "ended with status \((status >> 8) & 0xFF)") : "gone")")
+    }
+
+    /// A process's parent, from /proc/PID/status.
+    static func parent(of pid: pid_t) -> pid_t? {
+        guard let status = ProcFS.readText("/proc/\(pid)/status") else { return nil }
+        return status.split(separator: "\n").first { $0.hasPrefix("PPid:") }.flatMap { pid_t($0.dropFirst(5).trimmingCharacters(in: .whitespaces)) }
     }
 
     static func commandLine(_ pid: pid_t) -> String {

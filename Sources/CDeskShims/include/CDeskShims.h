@@ -6,6 +6,10 @@
 /// pidfd_open(2): Glibc 2.36 has no wrapper and Swift cannot call the variadic syscall(2).
 int deskd_pidfd_open(pid_t pid);
 
+/// pidfd_send_signal(2): `signal` to the process `pidfd` was opened on, or ESRCH once that
+/// process has been reaped; never to another process that has since been given its pid.
+int deskd_pidfd_send_signal(int pidfd, int signal);
+
 /// open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC): a handle on the inode itself, for a socket to be
 /// connected through /proc/self/fd without following a symlink (O_PATH is hidden behind _GNU_SOURCE).
 int deskd_open_path_nofollow(const char *path);
@@ -46,6 +50,11 @@ struct deskd_spawn_spec {
     const char *directory;
 };
 pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec);
+
+/// deskd_spawn_process that also sets `*pidfd` to a pidfd of the new process (clone3's
+/// CLONE_PIDFD, close-on-exec), made with the process itself: there is no moment when only its
+/// number names it. `*pidfd` is -1 when the spawn fails.
+pid_t deskd_spawn_process_pidfd(const struct deskd_spawn_spec *spec, int *pidfd);
 
 /// Reaps `pidfd`'s process if it is our exited child (waitid P_PIDFD); harmless otherwise.
 void deskd_reap_pidfd(int pidfd);
