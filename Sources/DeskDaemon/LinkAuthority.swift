@@ -36,7 +36,7 @@ extension WebSettings {
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
             clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress),
-            publicOrigin: publicURL.map(Self.origin(of:))
+            publicOrigin: publicURL.map(Self.origin(of:)), tlsMinimum: tlsMinimum
         )
     }
 
