@@ -91,6 +91,8 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(open.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
             let openScript = try browser.request("GET", "/open.js")
             #expect(openScript.text.contains("location.hash") && openScript.text.contains("history.replaceState"))
+            // A refusal's sentence is the one the gateway sent (the control protocol's error shape), not one of its own.
+            #expect(openScript.text.contains("refusal?.error?.message"))
             for target in ["/../novnc/vnc.html", "/%2e%2e/rfb.sock", "/missing.js", "/app", "/app/"] {
                 #expect(try browser.request("GET", target).status == 404, "\(target)")
             }
@@ -117,6 +119,56 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(try fixture.client().request("POST", "/exchange", headers: [("Origin", "https://evil.example")], body: other).status == 403)
             #expect(fixture.gateway.metrics.snapshot.exchangesAccepted == 1)
         }
+    }
+
+    /// The control protocol's error shape: `{"error":{"code":…,"message":…}}` and nothing else.
+    struct ErrorDocument: Decodable, Equatable {
+        struct Body: Decodable, Equatable {
+            let code: String
+            let message: String
+        }
+        let error: Body
+
+        /// Decodes `response`'s body, refusing a key beyond `error`, `code` and `message`.
+        static func decode(_ response: RawClient.Response, sourceLocation: SourceLocation = #_sourceLocation) throws -> ErrorDocument {
+            #expect(response.header("Content-Type") == "application/json", sourceLocation: sourceLocation)
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect(object.map { Set($0.keys) } == ["error"], "\(response.text)", sourceLocation: sourceLocation)
+            #expect((object?["error"] as? [String: Any]).map { Set($0.keys) } == ["code", "message"], "\(response.text)", sourceLocation: sourceLocation)
+            return try JSONDecoder().decode(ErrorDocument.self, from: Data(response.body))
+        }
+    }
+
+    @Test func aRefusedExchangeAnswersTheControlProtocolsErrorShape() async throws {
+        try await GatewayFixture.with { fixture in
+            let origin = ("Origin", "http://127.0.0.1")
+            let token = await fixture.authority.mint(viewOnly: false)
+            #expect(try fixture.client().request("POST", "/exchange", headers: [origin], body: token).status == 200)
+            let used = try fixture.client().request("POST", "/exchange", headers: [origin], body: token)
+            #expect(used.status == 403)
+            #expect(try ErrorDocument.decode(used) == .init(error: .init(code: "link-refused", message: "This link was already used or has expired; ask for a new one with deskctl url.")))
+            // A body that is no token at all gets the same answer: nothing tells a guess from a spent link.
+            let garbage = try fixture.client().request("POST", "/exchange", headers: [origin], body: "\"}{\\")
+            #expect(try ErrorDocument.decode(garbage).error.code == "link-refused")
+            let foreign = try fixture.client().request("POST", "/exchange", headers: [("Origin", "https://evil.example")], body: token)
+            #expect(foreign.status == 403)
+            let refusal = try ErrorDocument.decode(foreign)
+            #expect(refusal.error.code == "permission-denied" && refusal.error.message == "This page is not the gateway's own.")
+            // docs/schema/error.json, deskctl's error document, takes both.
+            for response in [used, foreign] { try Self.expectValidError(response.body) }
+        }
+    }
+
+    /// `body` against docs/schema/error.json with scripts/validate-json, where Debian's
+    /// python3-jsonschema is installed (scripts/install-deps installs it).
+    static func expectValidError(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-gateway-error-\(UUID().uuidString).json")
+        try Data(body).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let check = try TLSTests.run("/usr/bin/python3", [repository.appendingPathComponent("scripts/validate-json").path, "error", file.path])
+        // 3: no python3-jsonschema here; JSONSchemaTests says so for the whole run.
+        #expect(check.status == 0 || check.status == 3, "\(check.output)", sourceLocation: sourceLocation)
     }
 
     @Test func aCookieOpensTheDesktopThroughSecurityTypeNoneOnce() async throws {
