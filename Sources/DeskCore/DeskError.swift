@@ -27,6 +27,9 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         case invalidDuration = "invalid-duration"
         /// `deskctl url` on a host whose browser gateway is off.
         case gatewayOff = "gateway-off"
+        /// The gateway's /exchange: a link token that is unknown, used, expired or malformed
+        /// (one answer for all, so a guess learns nothing).
+        case linkRefused = "link-refused"
         case internalError = "internal-error"
     }
 

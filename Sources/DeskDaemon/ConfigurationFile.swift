@@ -319,6 +319,11 @@ public enum ConfigurationFile {
         Key("web", "tls_key", takes: "an absolute path", default: nil,
             "The certificate's private key (PEM); it may stay root-only (0600)."
         ) { c, v throws(Reason) in c.web.tlsKey = try absolutePath(v) },
+        Key("web", "tls_minimum", takes: "\"1.2\" or \"1.3\"", default: "\"1.2\"",
+            "The oldest TLS a browser may use, with tls_certificate. \"1.2\" takes TLS 1.2 with ECDHE and AES-GCM or ChaCha20 only, and 1.3: what every current browser speaks. \"1.3\" refuses 1.2 as well, where a policy asks for that. TLS 1.0 and 1.1 are never accepted."
+        ) { c, v throws(Reason) in
+            c.web.tlsMinimum = WebSettings.TLSMinimum(rawValue: try oneOf(v, WebSettings.TLSMinimum.allCases.map(\.rawValue)))!
+        },
         Key("web", "novnc_dir", takes: "an absolute path", default: "\"/usr/share/novnc\"",
             "Where noVNC's files are (Debian's package novnc puts them here); the gateway serves them as they are."
         ) { c, v throws(Reason) in c.web.novncDirectory = try absolutePath(v) },

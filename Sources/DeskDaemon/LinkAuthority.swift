@@ -46,7 +46,7 @@ extension WebSettings {
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
             clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress, idleTimeout: .seconds(idleTimeoutSeconds)),
-            publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies
+            publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies, tlsMinimum: tlsMinimum
         )
     }
 

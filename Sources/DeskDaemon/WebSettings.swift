@@ -5,12 +5,15 @@ import DeskGateway
 public struct WebSettings: Sendable, Equatable {
     /// Which way cut text may cross the gateway: the gateway's own setting, as the file names it.
     public typealias Clipboard = GatewayConfiguration.Clipboard
+    /// The oldest TLS the gateway speaks: the gateway's own setting, as the file names it.
+    public typealias TLSMinimum = GatewayConfiguration.TLSMinimum
 
     /// The address and port the gateway listens on; nil: no gateway.
     public var host: String?
     public var port = 8443
     public var tlsCertificate: String?
     public var tlsKey: String?
+    public var tlsMinimum = TLSMinimum.tls12
     public var novncDirectory = "/usr/share/novnc"
     public var clipboard = Clipboard.both
     /// The URL links start with, when a proxy in front of the gateway serves it elsewhere

@@ -7,6 +7,15 @@ import NIOCore
 /// Every message type must be one whose length is known, because a filter that lost its place
 /// in the stream could be walked past by a message it cannot measure: an unknown type ends the
 /// connection rather than being passed on.
+///
+/// Xvnc must measure every message it is passed as the filter did, or bytes the filter passed as
+/// part of one message would be read by Xvnc as another. The one length that depends on what was
+/// negotiated is a PointerEvent's: with the ExtendedMouseButtons pseudo-encoding (-316), TigerVNC
+/// 1.15 reads one more byte when the mask's bit 7 is set, as soon as the client's latest
+/// SetEncodings listed -316, acknowledged or not (SMsgReader::readPointerEvent asks
+/// ClientParams::supportsExtendedMouseButtons). So the filter decides what Xvnc hears: it holds
+/// each SetEncodings whole, takes -316 out unless the policy says this Xvnc reads it, and measures
+/// pointer events by the list it passed on.
 public struct ClientMessageFilter: Sendable {
     /// What the browser may do.
     public struct Policy: Sendable, Equatable {
@@ -14,10 +23,16 @@ public struct ClientMessageFilter: Sendable {
         public var viewOnly: Bool
         /// Pass ClientCutText (the browser's clipboard to the desktop).
         public var clipboardFromBrowser: Bool
+        /// The Xvnc behind the gateway reads ExtendedMouseButtons (TigerVNC 1.15 and later), so a
+        /// browser may negotiate it. False for Debian 12's 1.12, which knows nothing of -316 and
+        /// always reads 6 bytes, and for any server not known to read it: then -316 never
+        /// reaches the server, no server acknowledges it, and browsers keep to 6-byte events.
+        public var extendedMouseButtons: Bool
 
-        public init(viewOnly: Bool, clipboardFromBrowser: Bool) {
+        public init(viewOnly: Bool, clipboardFromBrowser: Bool, extendedMouseButtons: Bool = false) {
             self.viewOnly = viewOnly
             self.clipboardFromBrowser = clipboardFromBrowser
+            self.extendedMouseButtons = extendedMouseButtons
         }
     }
 
@@ -26,12 +41,14 @@ public struct ClientMessageFilter: Sendable {
         case unknownMessage(UInt8)
         case oversizedClipboard(Int)
         case oversizedFence(Int)
+        case tooManyEncodings(Int)
 
         public var description: String {
             switch self {
             case .unknownMessage(let type): "the browser sent RFB message type \(type), which the gateway does not pass"
             case .oversizedClipboard(let length): "the browser sent \(length) bytes of clipboard, more than the gateway passes"
             case .oversizedFence(let length): "the browser sent a fence with \(length) bytes of payload (at most 64)"
+            case .tooManyEncodings(let count): "the browser listed \(count) encodings (at most \(ClientMessageFilter.maxEncodings))"
             }
         }
     }
@@ -51,6 +68,12 @@ public struct ClientMessageFilter: Sendable {
         public static let qemu: UInt8 = 255
     }
 
+    /// The pseudo-encoding that makes a PointerEvent with the mask's bit 7 set 7 bytes long.
+    public static let extendedMouseButtons: Int32 = -316
+    /// A SetEncodings is held whole before any of it is passed: 4 KiB at most. noVNC lists about
+    /// 30 encodings, TigerVNC's viewer about 40.
+    public static let maxEncodings = 1024
+
     private enum State: Sendable {
         /// The one-byte ClientInit (the shared flag) comes first.
         case clientInit
@@ -58,12 +81,17 @@ public struct ClientMessageFilter: Sendable {
         case header
         /// The rest of a message whose length is known, passed or dropped.
         case body(remaining: Int, pass: Bool)
+        /// The rest of a SetEncodings of `length` bytes, collected in `header`.
+        case encodings(length: Int)
     }
 
     public let policy: Policy
     public let maxClipboardBytes: Int
     private var state: State = .clientInit
     private var header: [UInt8] = []
+    /// Whether the SetEncodings last passed to Xvnc listed -316: then Xvnc reads a PointerEvent
+    /// with the mask's bit 7 set as 7 bytes.
+    private var extendedPointerEvents = false
     /// Messages dropped so far (tests, and the relay's log line at the end).
     public private(set) var droppedMessages = 0
 
@@ -88,15 +116,39 @@ public struct ClientMessageFilter: Sendable {
                 let slice = input.readSlice(length: count)!
                 if pass { output.writeImmutableBuffer(slice) }
                 state = remaining == count ? .header : .body(remaining: remaining - count, pass: pass)
+            case .encodings(let length):
+                header += input.readBytes(length: min(length - header.count, input.readableBytes))!
+                guard header.count == length else { continue }
+                passEncodings(into: &output)
+                state = .header
             case .header:
                 header.append(input.readInteger(as: UInt8.self)!)
-                guard let length = try Self.length(of: header, maxClipboardBytes: maxClipboardBytes) else { continue }
+                guard let length = try Self.length(of: header, maxClipboardBytes: maxClipboardBytes,
+                                                   extendedPointerEvents: extendedPointerEvents) else { continue }
+                if header[0] == MessageType.setEncodings {
+                    if header.count == length { passEncodings(into: &output) } else { state = .encodings(length: length) }
+                    continue
+                }
                 let pass = passes(header[0])
                 if pass { output.writeBytes(header) } else { droppedMessages += 1 }
                 state = length == header.count ? .header : .body(remaining: length - header.count, pass: pass)
                 header.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    /// Passes the SetEncodings in `header` on, without -316 unless this Xvnc reads it, and
+    /// notes whether Xvnc now measures pointer events by it (each SetEncodings replaces the last).
+    private mutating func passEncodings(into output: inout ByteBuffer) {
+        var encodings = stride(from: 4, to: header.count, by: 4).map { at in
+            Int32(bitPattern: header[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        }
+        if !policy.extendedMouseButtons { encodings.removeAll { $0 == Self.extendedMouseButtons } }
+        extendedPointerEvents = encodings.contains(Self.extendedMouseButtons)
+        output.writeBytes(header[0...1])
+        output.writeInteger(UInt16(encodings.count))
+        for encoding in encodings { output.writeInteger(encoding) }
+        header.removeAll(keepingCapacity: true)
     }
 
     private func passes(_ type: UInt8) -> Bool {
@@ -114,18 +166,22 @@ public struct ClientMessageFilter: Sendable {
     }
 
     /// A message's whole length once `header` holds enough of it to tell; nil while it does not.
-    static func length(of header: [UInt8], maxClipboardBytes: Int) throws(Violation) -> Int? {
+    static func length(of header: [UInt8], maxClipboardBytes: Int, extendedPointerEvents: Bool) throws(Violation) -> Int? {
         func u16(_ at: Int) -> Int { Int(header[at]) << 8 | Int(header[at + 1]) }
         let type = header[0]
         switch type {
         case MessageType.setPixelFormat: return 20
         case MessageType.framebufferUpdateRequest: return 10
         case MessageType.keyEvent: return 8
-        case MessageType.pointerEvent: return 6
+        case MessageType.pointerEvent:
+            guard extendedPointerEvents else { return 6 }
+            guard header.count >= 2 else { return nil }
+            return header[1] & 0x80 != 0 ? 7 : 6
         case MessageType.enableContinuousUpdates: return 10
         case MessageType.xvp: return 4
         case MessageType.setEncodings:
             guard header.count >= 4 else { return nil }
+            guard u16(2) <= maxEncodings else { throw .tooManyEncodings(u16(2)) }
             return 4 + 4 * u16(2)
         case MessageType.clientCutText:
             guard header.count >= 8 else { return nil }

@@ -139,8 +139,7 @@ public final class Gateway: Sendable {
             let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
             guard !chain.isEmpty else { throw GatewayError(.tlsUnreadable, "\(certificatePath) holds no PEM certificate") }
             let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-            let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            return try NIOSSLContext(configuration: tls)
+            return try NIOSSLContext(configuration: configuration.serverTLS(certificateChain: chain, privateKey: key))
         } catch let error as GatewayError {
             throw error
         } catch {

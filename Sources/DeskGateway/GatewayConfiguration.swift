@@ -71,6 +71,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// PEM certificate chain and key; both nil serves plain HTTP, which only a loopback address may.
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
+    /// With a certificate: the oldest TLS a browser may use.
+    public var tlsMinimum: TLSMinimum
     public var novncDirectory: String
     public var clipboard: Clipboard
     public var limits: Limits
@@ -84,11 +86,12 @@ public struct GatewayConfiguration: Sendable, Equatable {
 
     public init(host: String = "127.0.0.1", port: Int = 6080, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
                 novncDirectory: String = "/usr/share/novnc", clipboard: Clipboard = .both, limits: Limits = Limits(),
-                publicOrigin: String? = nil, trustedProxies: Set<String> = []) {
+                publicOrigin: String? = nil, trustedProxies: Set<String> = [], tlsMinimum: TLSMinimum = .tls12) {
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath
         self.tlsKeyPath = tlsKeyPath
+        self.tlsMinimum = tlsMinimum
         self.novncDirectory = novncDirectory
         self.clipboard = clipboard
         self.limits = limits

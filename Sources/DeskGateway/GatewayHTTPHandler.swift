@@ -168,12 +168,12 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         // fetch() always sends Origin on a POST: another site's page may not trade a token here.
         guard RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin) else {
             environment.metrics.refused(.origin)
-            respond(request, .forbidden, contentType: "application/json", body: #"{"error":"This page is not the gateway's own."}"#, private: true, close: true)
+            respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.foreignOrigin.json, private: true, close: true)
             return
         }
         guard !bodyTooLarge, RequestChecks.plausibleToken(token) else {
             environment.metrics.refused(.token)
-            respond(request, .forbidden, contentType: "application/json", body: "{\"error\":\"\(OpenPage.refusedSentence)\"}", private: true)
+            respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
             return
         }
         guard let context else { return }
@@ -184,7 +184,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let answer, RequestChecks.plausibleToken(answer.cookie), !answer.cookie.contains(";"), !answer.cookie.contains(",") else {
                 environment.metrics.refused(.token)
                 environment.logger.info("link refused", metadata: ["reason": "unknown, used or expired"])
-                respond(request, .forbidden, contentType: "application/json", body: "{\"error\":\"\(OpenPage.refusedSentence)\"}", private: true)
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
                 return
             }
             environment.metrics.exchanged()

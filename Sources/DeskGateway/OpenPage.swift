@@ -42,7 +42,12 @@ enum OpenPage {
               method: 'POST', body: token, credentials: 'same-origin', cache: 'no-store',
               headers: { 'Content-Type': 'text/plain' },
             });
-            if (!response.ok) { say(\(jsString(refusedSentence))); return; }
+            if (!response.ok) {
+              // The gateway refuses in the control protocol's shape: {"error":{"code","message"}}.
+              const refusal = await response.json().catch(() => null);
+              say(refusal?.error?.message || \(jsString(refusedSentence)));
+              return;
+            }
             answer = await response.json();
           } catch (error) {
             say('The desktop gateway did not answer; try the link again in a moment.');

@@ -104,6 +104,13 @@ struct ConfigurationFileTests {
         #expect(web.gatewayConfiguration?.limits.maxConnectionsPerAddress == 100)
     }
 
+    @Test("web.tls_minimum reaches the gateway, 1.2 unless set")
+    func tlsMinimum() throws {
+        let tls = "[web]\nlisten = \"0.0.0.0:443\"\ntls_certificate = \"/c.pem\"\ntls_key = \"/k.pem\"\n"
+        #expect(try ConfigurationFile.parse(tls, path: "deskd.toml").web.gatewayConfiguration?.tlsMinimum == .tls12)
+        #expect(try ConfigurationFile.parse(tls + "tls_minimum = \"1.3\"\n", path: "deskd.toml").web.gatewayConfiguration?.tlsMinimum == .tls13)
+    }
+
     @Test("an unknown key is refused with its line and the keys that exist")
     func unknownKey() throws {
         let error = try #require(parseError("[limits]\nmax_sessions = 3\nmax_session_per_user = 2\n"))
@@ -144,6 +151,8 @@ struct ConfigurationFileTests {
         ("[network]\nport_base = 80\n", 2, "from 1024 to 65534"),
         ("[metrics]\nlisten = \"9466\"\n", 2, "metrics.listen must be \"off\" or an IPv4 address and a port such as \"127.0.0.1:9466\""),
         ("[metrics]\nlisten = \"127.0.0.1:0\"\n", 2, "metrics.listen must be"),
+        ("[web]\ntls_minimum = \"1.1\"\n", 2, "web.tls_minimum must be one of 1.2, 1.3, not \"1.1\""),
+        ("[web]\ntls_minimum = 1.2\n", 2, "web.tls_minimum"),
     ])
     func badValue(text: String, line: Int, words: String) throws {
         let error = try #require(parseError(text))

@@ -93,6 +93,8 @@ func eventually(_ condition: () -> Bool) -> Bool {
             #expect(open.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
             let openScript = try browser.request("GET", "/open.js")
             #expect(openScript.text.contains("location.hash") && openScript.text.contains("history.replaceState"))
+            // A refusal's sentence is the one the gateway sent (the control protocol's error shape), not one of its own.
+            #expect(openScript.text.contains("refusal?.error?.message"))
             for target in ["/../novnc/vnc.html", "/%2e%2e/rfb.sock", "/missing.js", "/app", "/app/"] {
                 #expect(try browser.request("GET", target).status == 404, "\(target)")
             }
@@ -121,6 +123,56 @@ func eventually(_ condition: () -> Bool) -> Bool {
         }
     }
 
+    /// The control protocol's error shape: `{"error":{"code":…,"message":…}}` and nothing else.
+    struct ErrorDocument: Decodable, Equatable {
+        struct Body: Decodable, Equatable {
+            let code: String
+            let message: String
+        }
+        let error: Body
+
+        /// Decodes `response`'s body, refusing a key beyond `error`, `code` and `message`.
+        static func decode(_ response: RawClient.Response, sourceLocation: SourceLocation = #_sourceLocation) throws -> ErrorDocument {
+            #expect(response.header("Content-Type") == "application/json", sourceLocation: sourceLocation)
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect(object.map { Set($0.keys) } == ["error"], "\(response.text)", sourceLocation: sourceLocation)
+            #expect((object?["error"] as? [String: Any]).map { Set($0.keys) } == ["code", "message"], "\(response.text)", sourceLocation: sourceLocation)
+            return try JSONDecoder().decode(ErrorDocument.self, from: Data(response.body))
+        }
+    }
+
+    @Test func aRefusedExchangeAnswersTheControlProtocolsErrorShape() async throws {
+        try await GatewayFixture.with { fixture in
+            let origin = ("Origin", "http://127.0.0.1")
+            let token = await fixture.authority.mint(viewOnly: false)
+            #expect(try fixture.client().request("POST", "/exchange", headers: [origin], body: token).status == 200)
+            let used = try fixture.client().request("POST", "/exchange", headers: [origin], body: token)
+            #expect(used.status == 403)
+            #expect(try ErrorDocument.decode(used) == .init(error: .init(code: "link-refused", message: "This link was already used or has expired; ask for a new one with deskctl url.")))
+            // A body that is no token at all gets the same answer: nothing tells a guess from a spent link.
+            let garbage = try fixture.client().request("POST", "/exchange", headers: [origin], body: "\"}{\\")
+            #expect(try ErrorDocument.decode(garbage).error.code == "link-refused")
+            let foreign = try fixture.client().request("POST", "/exchange", headers: [("Origin", "https://evil.example")], body: token)
+            #expect(foreign.status == 403)
+            let refusal = try ErrorDocument.decode(foreign)
+            #expect(refusal.error.code == "permission-denied" && refusal.error.message == "This page is not the gateway's own.")
+            // docs/schema/error.json, deskctl's error document, takes both.
+            for response in [used, foreign] { try Self.expectValidError(response.body) }
+        }
+    }
+
+    /// `body` against docs/schema/error.json with scripts/validate-json, where Debian's
+    /// python3-jsonschema is installed (scripts/install-deps installs it).
+    static func expectValidError(_ body: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-gateway-error-\(UUID().uuidString).json")
+        try Data(body).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let check = try TLSTests.run("/usr/bin/python3", [repository.appendingPathComponent("scripts/validate-json").path, "error", file.path])
+        // 3: no python3-jsonschema here; JSONSchemaTests says so for the whole run.
+        #expect(check.status == 0 || check.status == 3, "\(check.output)", sourceLocation: sourceLocation)
+    }
+
     @Test func aCookieOpensTheDesktopThroughSecurityTypeNoneOnce() async throws {
         try await GatewayFixture.with { fixture in
             let cookie = try await fixture.cookie()
@@ -142,6 +194,91 @@ func eventually(_ condition: () -> Bool) -> Bool {
             // deskd closing the session's viewers closes the browser's WebSocket.
             #expect(fixture.gateway.disconnect(sessionID: "3") == 1)
             #expect(browser.closes(within: 2000))
+        }
+    }
+
+    /// noVNC 1.6 offers ExtendedMouseButtons; the gateway keeps the offer from Xvnc (which
+    /// would then measure pointer events otherwise than the filter) and the relay stays in step.
+    @Test func aBrowserThatOffersExtendedMouseButtonsStaysInStepWithXvnc() async throws {
+        try await GatewayFixture.with { fixture in
+            let browser = try fixture.relay(cookie: try await fixture.cookie())
+            try browser.sendFrame(Messages.setEncodings([0, Messages.extendedMouseButtons]) + Messages.highPointerEvent
+                                  + Messages.pointerEvent + Messages.updateRequest)
+            #expect(try browser.readRFB(FakeXvnc.update.count) == FakeXvnc.update)
+            let forwarded = Messages.setEncodings([0]) + Messages.highPointerEvent + Messages.pointerEvent + Messages.updateRequest
+            #expect(fixture.xvnc.waitForBytes(client: 0, count: forwarded.count) == forwarded)
+        }
+    }
+
+    /// The same against Debian's own Xtigervnc: it acknowledges no ExtendedMouseButtons, takes
+    /// button 8 in a 6-byte PointerEvent, and answers every update request.
+    @Test(.enabled(if: RealXvnc.isInstalled, "needs Xtigervnc (tigervnc-standalone-server)"))
+    func aRealXvncStaysInStepWithABrowserThatOffersExtendedMouseButtons() async throws {
+        let scratch = try Scratch()
+        let xvnc = try RealXvnc(directory: scratch.path, password: "secret12")
+        defer { xvnc.stop() }
+        let authority = FakeAuthority(endpoint: xvnc.socket, password: "secret12", xvnc: xvnc.pid)
+        let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, novncDirectory: scratch.path),
+                              authority: authority, logger: quietLogger)
+        let running = Task { try await gateway.run() }
+        defer { running.cancel() }
+        let port = try await gateway.port()
+        try await withTaskExecutorPreference(DedicatedThreadExecutor.shared) {
+            let token = await authority.mint(viewOnly: false)
+            let exchange = try RawClient(port: port).request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+            let cookie = try #require(exchange.header("Set-Cookie")).dropFirst("deskd_gateway=".count).prefix { $0 != ";" }
+            let browser = try RawClient(port: port)
+            #expect(try browser.upgrade(cookie: String(cookie)).status == 101)
+            #expect(try browser.readRFB(12) == Array("RFB 003.008\n".utf8))
+            try browser.sendFrame(Array("RFB 003.008\n".utf8))
+            #expect(try browser.readRFB(2) == [1, 1])
+            try browser.sendFrame([1])
+            #expect(try browser.readRFB(4) == [0, 0, 0, 0])
+            try browser.sendFrame([1])
+            let serverInit = try browser.readRFB(24)
+            #expect(serverInit[0..<4] == [0, UInt8(RealXvnc.width), 0, UInt8(RealXvnc.height)] && serverInit[4] == 32)
+            _ = try browser.readRFB(Int(serverInit[20...23].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
+
+            let request: [UInt8] = [3, 0, 0, 0, 0, 0, 0, UInt8(RealXvnc.width), 0, UInt8(RealXvnc.height)]
+            try browser.sendFrame(Messages.setEncodings([0, Messages.extendedMouseButtons]) + Messages.highPointerEvent
+                                  + Messages.pointerEvent + request)
+            #expect(try Self.readUpdate(browser) == [0])
+            // Button 8 pressed and released, as 1.12 reads them (6 bytes), then more requests.
+            for _ in 0..<3 {
+                try browser.sendFrame([5, 0x80, 0, 30, 0, 40] + [5, 0, 0, 31, 0, 41] + request)
+                #expect(try Self.readUpdate(browser) == [0])
+            }
+            #expect(!browser.closes(within: 300))
+            #expect(gateway.relays(sessionID: "3") == 1)
+        }
+    }
+
+    /// Reads server messages up to the end of the next FramebufferUpdate; its rectangles'
+    /// encodings (Raw only, as asked: an ExtendedMouseButtons acknowledgement would be -316).
+    static func readUpdate(_ browser: RawClient) throws -> [Int32] {
+        func u16() throws -> Int { try browser.readRFB(2).reduce(0) { $0 << 8 | Int($1) } }
+        func u32() throws -> UInt32 { try browser.readRFB(4).reduce(0) { $0 << 8 | UInt32($1) } }
+        while true {
+            switch try browser.readRFB(1)[0] {
+            case 0:
+                _ = try browser.readRFB(1)
+                var encodings: [Int32] = []
+                for _ in 0..<(try u16()) {
+                    _ = try browser.readRFB(4)
+                    let width = try u16(), height = try u16()
+                    let encoding = Int32(bitPattern: try u32())
+                    encodings.append(encoding)
+                    if encoding == 0 { _ = try browser.readRFB(width * height * 4) }
+                }
+                return encodings
+            case 2:
+                continue
+            case 3:
+                _ = try browser.readRFB(3)
+                _ = try browser.readRFB(Int(try u32()))
+            case let type:
+                throw RawClient.Failure(description: "Xvnc sent message type \(type), which this test does not read")
+            }
         }
     }
 

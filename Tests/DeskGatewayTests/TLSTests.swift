@@ -58,6 +58,78 @@ struct TLSTests {
         }
     }
 
+    /// openssl(1) as a client, run to completion: its exit status and everything it printed.
+    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A TLS gateway on a throwaway EC certificate, for `body` to shake hands with.
+    static func withTLSGateway(_ adjust: (inout GatewayConfiguration) -> Void = { _ in }, _ body: (Int) throws -> Void) async throws {
+        try await withTaskExecutorPreference(DedicatedThreadExecutor.shared) {
+            let scratch = try Scratch()
+            let certificate = scratch.path + "/cert.pem", key = scratch.path + "/key.pem"
+            _ = try Self.output("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                                     "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1"])
+            var configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, tlsCertificatePath: certificate, tlsKeyPath: key,
+                                                     novncDirectory: scratch.path)
+            adjust(&configuration)
+            let gateway = Gateway(configuration: configuration, authority: FakeAuthority(endpoint: "/x", password: "x"), logger: quietLogger)
+            let running = Task { try await gateway.run() }
+            defer { running.cancel() }
+            try body(try await gateway.port())
+        }
+    }
+
+    /// What `openssl s_client` agreed with the gateway: the protocol and cipher, or nil when the
+    /// handshake failed. Debian's openssl refuses TLS 1.0 and 1.1 itself at its default security
+    /// level, so the old protocols are offered at level 0: the refusal must be the gateway's.
+    static func handshake(port: Int, _ options: [String]) throws -> (protocol: String, cipher: String)? {
+        let (status, output) = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-brief"] + options)
+        func field(_ name: String) -> String? {
+            output.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+        }
+        guard status == 0, let version = field("Protocol version"), let cipher = field("Ciphersuite") else { return nil }
+        return (version, cipher)
+    }
+
+    static let modernTLS12Ciphers: Set = ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305"]
+
+    @Test func tls10And11AndCiphersWithoutAEADAreRefused() async throws {
+        try await Self.withTLSGateway { port in
+            let oldest = "DEFAULT@SECLEVEL=0"
+            let tls11 = try Self.handshake(port: port, ["-tls1_1", "-cipher", oldest])
+            #expect(tls11 == nil, "a TLS 1.1 handshake completed: \(String(describing: tls11))")
+            let tls10 = try Self.handshake(port: port, ["-tls1", "-cipher", oldest])
+            #expect(tls10 == nil, "a TLS 1.0 handshake completed: \(String(describing: tls10))")
+            // TLS 1.2 only with ECDHE and an AEAD: CBC suites, even with ECDHE, are gone.
+            let cbc = try Self.handshake(port: port, ["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA384:@SECLEVEL=0"])
+            #expect(cbc == nil, "a TLS 1.2 handshake with a CBC cipher completed: \(String(describing: cbc))")
+            let tls12 = try #require(try Self.handshake(port: port, ["-tls1_2"]), "no TLS 1.2 handshake")
+            #expect(tls12.protocol == "TLSv1.2" && Self.modernTLS12Ciphers.contains(tls12.cipher), "\(tls12)")
+            let tls13 = try #require(try Self.handshake(port: port, ["-tls1_3"]), "no TLS 1.3 handshake")
+            #expect(tls13.protocol == "TLSv1.3", "\(tls13)")
+        }
+    }
+
+    @Test func tlsMinimum13RefusesTLS12() async throws {
+        try await Self.withTLSGateway({ $0.tlsMinimum = .tls13 }) { port in
+            let tls12 = try Self.handshake(port: port, ["-tls1_2"])
+            #expect(tls12 == nil, "a TLS 1.2 handshake completed: \(String(describing: tls12))")
+            let tls13 = try #require(try Self.handshake(port: port, ["-tls1_3"]), "no TLS 1.3 handshake")
+            #expect(tls13.protocol == "TLSv1.3", "\(tls13)")
+        }
+    }
+
     @Test func anUnreadableCertificateStopsTheGatewayWithASentence() async throws {
         let configuration = GatewayConfiguration(host: "0.0.0.0", port: 0, tlsCertificatePath: "/nonexistent/cert.pem", tlsKeyPath: "/nonexistent/key.pem")
         let gateway = Gateway(configuration: configuration, authority: FakeAuthority(endpoint: "/x", password: "x"), logger: quietLogger)
