@@ -54,6 +54,7 @@ struct JSONSchemaTests {
                                     expiresAt: Date(), viewOnly: true), "url")
         try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org/open?token=leaked", expiresAt: Date(), viewOnly: true),
                         "url", valid: false)
+        try expectValid(LinkRevocation(display: Display(3), links: 2, browsers: 1, viewOnlyOnly: false), "revoke")
         // Strict enough to notice a shape change: the array list --json used to print fails.
         try expectValid([session], "list", valid: false)
     }
