@@ -55,7 +55,9 @@ import Testing
         // posix_spawn returns as the exec begins; the name is the new one a moment later.
         #expect(Self.eventually { ProcFS.readText("/proc/\(pid)/comm") == name + "\n" })
         let process = try #require(ProcFS.process(pid))
-        #expect(process.state == "S" || process.state == "R")
+        // Asleep, running, or (on a loaded machine, still paging its binary in) in disk sleep:
+        // the point is that the name's ") Z " was not read as the state.
+        #expect("SRD".contains(process.state), "state \(process.state)")
         #expect(process.processGroup == getpgrp() && process.session == getsid(0))
         #expect(ProcFS.isAlive(pid))
         kill(pid, SIGKILL)
