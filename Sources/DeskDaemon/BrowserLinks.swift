@@ -30,7 +30,21 @@ final class BrowserLinks: Sendable {
     /// Unused links one caller may hold at once: a loop that mints links cannot fill memory.
     static let outstandingPerCaller = 64
 
-    private let state = Mutex<(tokens: [String: Entry], cookies: [String: Entry])>(([:], [:]))
+    private struct State {
+        var tokens: [String: Entry] = [:]
+        var cookies: [String: Entry] = [:]
+        /// How many times each session's links were taken back: all of them, and the view-only
+        /// ones. A cookie spent before a revoke carries the count of its time, so a browser still
+        /// connecting when the revoke came is refused once it is registered (`isRevoked`).
+        var revocations: [String: (all: UInt64, viewOnly: UInt64)] = [:]
+
+        func epoch(sessionID: String, viewOnly: Bool) -> UInt64 {
+            let counts = revocations[sessionID] ?? (0, 0)
+            return counts.all << 32 | (viewOnly ? counts.viewOnly & 0xFFFF_FFFF : 0)
+        }
+    }
+
+    private let state = Mutex(State())
 
     /// A new link's token, valid for `ttl`.
     func mint(_ grant: Grant, ttl: Duration, now: ContinuousClock.Instant = .now) throws(DeskError) -> String {
@@ -68,9 +82,29 @@ final class BrowserLinks: Sendable {
 
     /// Spends a cookie at the WebSocket upgrade, once.
     func redeem(cookie: String, now: ContinuousClock.Instant = .now) -> Grant? {
+        redeemWithEpoch(cookie: cookie, now: now)?.grant
+    }
+
+    /// Spends a cookie, with the session's revocation epoch as of that moment.
+    func redeemWithEpoch(cookie: String, now: ContinuousClock.Instant = .now) -> (grant: Grant, epoch: UInt64)? {
         state.withLock { state in
             guard let entry = state.cookies.removeValue(forKey: cookie), entry.expires > now else { return nil }
-            return entry.grant
+            return (entry.grant, state.epoch(sessionID: entry.grant.sessionID, viewOnly: entry.grant.viewOnly))
+        }
+    }
+
+    /// Whether the session's links (of this mode) were taken back since a cookie spent at `epoch`.
+    func isRevoked(sessionID: String, viewOnly: Bool, since epoch: UInt64) -> Bool {
+        state.withLock { $0.epoch(sessionID: sessionID, viewOnly: viewOnly) != epoch }
+    }
+
+    /// A session's end: its links, cookies and counts go. (A browser still connecting to it
+    /// finds no Xvnc.)
+    func forget(sessionID: String) {
+        state.withLock { state in
+            state.tokens = state.tokens.filter { $0.value.grant.sessionID != sessionID }
+            state.cookies = state.cookies.filter { $0.value.grant.sessionID != sessionID }
+            state.revocations[sessionID] = nil
         }
     }
 
@@ -84,6 +118,9 @@ final class BrowserLinks: Sendable {
         }
         return state.withLock { state in
             let before = state.tokens.count + state.cookies.count
+            var counts = state.revocations[sessionID] ?? (0, 0)
+            if viewOnlyOnly { counts.viewOnly += 1 } else { counts.all += 1 }
+            state.revocations[sessionID] = counts
             state.tokens = state.tokens.filter { !voided($0.value) }
             state.cookies = state.cookies.filter { !voided($0.value) }
             return before - state.tokens.count - state.cookies.count

@@ -17,14 +17,18 @@ public struct LinkAuthority: GatewayAuthority {
     }
 
     public func redeem(cookie: String) async -> GatewayGrant? {
-        guard let grant = service.environment.links.redeem(cookie: cookie), makerMayStillOpen(grant),
+        guard let (grant, epoch) = service.environment.links.redeemWithEpoch(cookie: cookie), makerMayStillOpen(grant),
               let managed = await service.environment.registry.session(id: grant.sessionID),
               let login = await managed.gatewayLogin(viewOnly: grant.viewOnly) else { return nil }
         service.environment.logger.info("browser connected through the gateway", metadata: [
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
-        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly)
+        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly, epoch: epoch)
+    }
+
+    public func isRevoked(_ grant: GatewayGrant) -> Bool {
+        service.environment.links.isRevoked(sessionID: grant.sessionID, viewOnly: grant.viewOnly, since: grant.epoch)
     }
 
     /// A link an admin made to another user's session opens only while its maker is still an

@@ -597,7 +597,7 @@ actor ManagedSession {
         // Browsers watching through the gateway are closed first, not left to notice Xvnc go,
         // and the session's unused links are dropped rather than left to expire.
         environment.browsers.disconnect(sessionID: id)
-        environment.links.revoke(sessionID: id)
+        environment.links.forget(sessionID: id)
         let configuration = environment.configuration.value
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }

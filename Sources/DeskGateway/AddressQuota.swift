@@ -27,20 +27,24 @@ struct AddressQuota: Sendable {
 
 /// The browser's address behind trusted proxies, from X-Forwarded-For.
 enum ForwardedFor {
-    /// Each proxy appends the address it was connected from, so the list is read from its end:
-    /// entries a trusted proxy added are passed over, and the first address no trusted proxy
-    /// holds is the browser's. Anything left of it was written by the browser and proves
-    /// nothing. Without the header, the peer itself is the address.
-    static func client(peer: String, headers: HTTPHeaders, trustedProxies: Set<String>) -> String {
+    /// The proxy appends the address it was connected from, so only the list's last entry is
+    /// its word; anything left of it was written by whoever connected to the proxy and proves
+    /// nothing. That last entry may be a trusted address itself (a local user going through
+    /// nginx on this host is 127.0.0.1), and then counts as that address, not as whatever it
+    /// wrote before. Without the header, the peer itself is the address.
+    static func client(peer: String, headers: HTTPHeaders) -> String {
         let hops = headers[canonicalForm: "X-Forwarded-For"].flatMap { $0.split(separator: ",") }
             .map { hop in String(hop.filter { $0 != " " && $0 != "\t" }).lowercased() }.filter { !$0.isEmpty }
-        return hops.reversed().first { !trustedProxies.contains($0) } ?? hops.first ?? peer
+        return hops.last ?? peer
     }
 }
 
-/// Which address one connection is counted against: its peer's, decided when it is accepted;
-/// or, when the peer is a trusted proxy, the browser's, decided at its first request (a proxy
-/// that keeps connections alive for many browsers has its connection counted for the first).
+/// Which address one connection is counted against: its peer's, from when it is accepted; or,
+/// when the peer is a trusted proxy, the peer's until its first request and the browser's from
+/// then on (a proxy that keeps connections alive for many browsers has its connection counted
+/// for the first). Counting the proxy's connections before their request keeps anyone who can
+/// connect from the proxy's address (any local user, for a proxy on loopback) from filling the
+/// gateway with connections that never ask anything.
 final class ConnectionAddress: Sendable {
     private enum State {
         case awaitingRequest(proxy: String)
@@ -53,8 +57,8 @@ final class ConnectionAddress: Sendable {
 
     /// nil when the peer's own address is over its cap.
     static func accept(peer: String?, quota: SharedAddressQuota, trustedProxies: Set<String>) -> ConnectionAddress? {
-        if let peer, trustedProxies.contains(peer) { return ConnectionAddress(.awaitingRequest(proxy: peer), quota: quota) }
         guard quota.admit(peer) else { return nil }
+        if let peer, trustedProxies.contains(peer) { return ConnectionAddress(.awaitingRequest(proxy: peer), quota: quota) }
         return ConnectionAddress(.counted(peer), quota: quota)
     }
 
@@ -65,13 +69,14 @@ final class ConnectionAddress: Sendable {
 
     /// Whether the connection may go on, given a request's headers; the first request of a
     /// proxied connection counts it in by the browser's address.
-    func admit(_ headers: HTTPHeaders, trustedProxies: Set<String>) -> Bool {
+    func admit(_ headers: HTTPHeaders) -> Bool {
         state.withLock { state in
             switch state {
             case .counted: return true
             case .refused: return false
             case .awaitingRequest(let proxy):
-                let client = ForwardedFor.client(peer: proxy, headers: headers, trustedProxies: trustedProxies)
+                let client = ForwardedFor.client(peer: proxy, headers: headers)
+                quota.release(proxy)
                 guard quota.admit(client) else {
                     state = .refused
                     return false
@@ -86,8 +91,11 @@ final class ConnectionAddress: Sendable {
     func release() {
         let counted: String? = state.withLock { state in
             defer { state = .refused }
-            guard case .counted(let address) = state else { return nil }
-            return address
+            switch state {
+            case .counted(let address): return address
+            case .awaitingRequest(let proxy): return proxy
+            case .refused: return nil
+            }
         }
         quota.release(counted)
     }

@@ -109,6 +109,13 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             handler.closeAll()
         }
         environment.registry.add(context.channel, sessionID: grant.sessionID, viewOnly: grant.viewOnly)
+        // A revoke between the cookie's redemption and this registration closed nothing of this
+        // relay's; one after it will find it. So look once, now.
+        guard !environment.authority.isRevoked(grant) else {
+            countRefusal(.cookie)
+            logger.info("browser refused", metadata: ["reason": "its link was taken back as it connected"])
+            return closeAll()
+        }
         connectToDesktop(context)
     }
 
@@ -276,6 +283,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             phase = .closing
             desktop?.close()
             desktop = nil
+            closeAfterGrace(context.channel)
         } else {
             logger.debug("browser connection failed", metadata: ["error": "\(error)"])
             closeAll()
@@ -421,8 +429,17 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         }()
         if data.readableBytes == 0 { data.write(webSocketErrorCode: .normalClosure) }
         let channel = context.channel
+        // A browser that does not read would never take the close frame: then it goes at once.
+        guard channel.isWritable else { return channel.close(promise: nil) }
         context.writeAndFlush(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
             .whenComplete { _ in channel.close(promise: nil) }
+        closeAfterGrace(channel)
+    }
+
+    /// The close frame has a few seconds to leave; after that the connection is closed anyway,
+    /// since a browser that stopped reading would otherwise hold it (and its slots) for ever.
+    private func closeAfterGrace(_ channel: any Channel) {
+        channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
     }
 }
 

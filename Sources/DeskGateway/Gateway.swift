@@ -201,7 +201,7 @@ public final class Gateway: Sendable {
             automaticErrorHandling: true,
             shouldUpgrade: { channel, head in
                 // Over its address's cap behind a proxy: the HTTP handler answers 503.
-                guard address.admit(head.headers, trustedProxies: environment.configuration.trustedProxies) else {
+                guard address.admit(head.headers) else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
                 return Self.shouldUpgrade(channel, head, environment: environment, notes: notes)

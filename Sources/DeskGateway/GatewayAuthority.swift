@@ -13,14 +13,18 @@ public struct GatewayGrant: Sendable, Equatable {
     /// The VNC password the gateway authenticates with; never sent to the browser.
     public var password: String
     public var viewOnly: Bool
+    /// deskd's count of the session's revocations when the cookie was spent (`GatewayAuthority.isRevoked`).
+    public var epoch: UInt64
 
-    public init(sessionID: String, endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String, viewOnly: Bool) {
+    public init(sessionID: String, endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String, viewOnly: Bool,
+                epoch: UInt64 = 0) {
         self.sessionID = sessionID
         self.endpoint = endpoint
         self.address = address
         self.xvnc = xvnc
         self.password = password
         self.viewOnly = viewOnly
+        self.epoch = epoch
     }
 }
 
@@ -46,4 +50,11 @@ public protocol GatewayAuthority: Sendable {
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)?
     /// Redeems that cookie at the WebSocket upgrade, once.
     func redeem(cookie: String) async -> GatewayGrant?
+    /// Whether the session's links were taken back after `grant`'s cookie was spent. Asked once
+    /// the relay is registered: a revoke before that found nothing to close, one after finds it.
+    func isRevoked(_ grant: GatewayGrant) -> Bool
+}
+
+extension GatewayAuthority {
+    public func isRevoked(_ grant: GatewayGrant) -> Bool { false }
 }

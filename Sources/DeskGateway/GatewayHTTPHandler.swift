@@ -95,7 +95,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = request
             body = nil
             bodyTooLarge = false
-            overAddressCap = !address.admit(request.headers, trustedProxies: environment.configuration.trustedProxies)
+            overAddressCap = !address.admit(request.headers)
         case .body(var chunk):
             // Only the exchange takes a body, and a small one; the rest is read and dropped.
             guard head?.method == .POST, !bodyTooLarge else { return }

@@ -17,7 +17,8 @@ extension Deskctl {
             deskctl url --revoke :3 takes every link to :3 back: none not yet used opens anything \
             any more, and every browser showing the desktop is closed. deskctl passwd does the same \
             (a view-only password, to view-only links), and so does the session's end. A link an \
-            admin made opens only while its maker is still an admin.
+            admin made opens only while its maker is still an admin (a browser it already opened stays \
+            until revoked).
             """
         )
 

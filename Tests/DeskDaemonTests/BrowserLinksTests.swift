@@ -70,4 +70,25 @@ import Testing
         #expect(links.redeem(cookie: opened.cookie) == nil)
         #expect(links.exchange(token: other)?.grant == elsewhere, "another session's link is untouched")
     }
+
+    /// A cookie spent before a revoke, whose browser was still connecting when it came, is
+    /// revoked once it asks: the epoch it was spent at is no longer the session's.
+    @Test func aCookieSpentBeforeARevokeIsRevokedWhenItsRelayAsks() throws {
+        let links = BrowserLinks()
+        var watch = Self.grant
+        watch.viewOnly = true
+        func spent(_ grant: BrowserLinks.Grant) throws -> (grant: BrowserLinks.Grant, epoch: UInt64) {
+            let traded = try #require(links.exchange(token: try links.mint(grant, ttl: .seconds(60))))
+            return try #require(links.redeemWithEpoch(cookie: traded.cookie))
+        }
+        let full = try spent(Self.grant)
+        let viewer = try spent(watch)
+        let id = Self.grant.sessionID
+        #expect(!links.isRevoked(sessionID: id, viewOnly: false, since: full.epoch))
+        links.revoke(sessionID: id, viewOnlyOnly: true)
+        #expect(links.isRevoked(sessionID: id, viewOnly: true, since: viewer.epoch))
+        #expect(!links.isRevoked(sessionID: id, viewOnly: false, since: full.epoch), "a view-only revoke leaves full links be")
+        links.revoke(sessionID: id)
+        #expect(links.isRevoked(sessionID: id, viewOnly: false, since: full.epoch))
+    }
 }
