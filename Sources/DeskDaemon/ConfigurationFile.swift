@@ -345,7 +345,7 @@ public enum ConfigurationFile {
             "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback counts as one address like any other; behind a reverse proxy, name it in trusted_proxies so that each browser is counted by its own address."
         ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 256) },
         Key("web", "trusted_proxies", takes: "a list of IPv4 addresses", default: "[]",
-            "The reverse proxies in front of the gateway (\"127.0.0.1\" for nginx or Apache on this host) whose X-Forwarded-For header deskd believes: a browser coming through one is counted against max_connections_per_address by the address the proxy names. From any other peer the header is ignored, since a browser can write it."
+            "The reverse proxies in front of the gateway (\"127.0.0.1\" for nginx or Apache on this host) whose X-Forwarded-For header deskd believes: a browser coming through one is counted against max_connections_per_address by the address the proxy appended (the header's last entry; what came before it proves nothing). From any other peer the header is ignored, since a browser can write it. A loopback proxy's address is every local user's too: a local user who connects to the gateway directly can name any address, so trust loopback only where local users are trusted not to spoof the cap."
         ) { c, v throws(Reason) in
             let addresses = try strings(v)
             if let bad = addresses.first(where: { !isIPv4($0) }) {
