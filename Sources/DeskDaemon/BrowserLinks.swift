@@ -80,13 +80,9 @@ final class BrowserLinks: Sendable {
         }
     }
 
-    /// Spends a cookie at the WebSocket upgrade, once.
-    func redeem(cookie: String, now: ContinuousClock.Instant = .now) -> Grant? {
-        redeemWithEpoch(cookie: cookie, now: now)?.grant
-    }
-
-    /// Spends a cookie, with the session's revocation epoch as of that moment.
-    func redeemWithEpoch(cookie: String, now: ContinuousClock.Instant = .now) -> (grant: Grant, epoch: UInt64)? {
+    /// Spends a cookie at the WebSocket upgrade, once, with the session's revocation epoch as of
+    /// that moment.
+    func redeem(cookie: String, now: ContinuousClock.Instant = .now) -> (grant: Grant, epoch: UInt64)? {
         state.withLock { state in
             guard let entry = state.cookies.removeValue(forKey: cookie), entry.expires > now else { return nil }
             return (entry.grant, state.epoch(sessionID: entry.grant.sessionID, viewOnly: entry.grant.viewOnly))

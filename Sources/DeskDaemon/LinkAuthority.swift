@@ -17,7 +17,7 @@ public struct LinkAuthority: GatewayAuthority {
     }
 
     public func redeem(cookie: String) async -> GatewayGrant? {
-        guard let (grant, epoch) = service.environment.links.redeemWithEpoch(cookie: cookie), makerMayStillOpen(grant),
+        guard let (grant, epoch) = service.environment.links.redeem(cookie: cookie), makerMayStillOpen(grant),
               let managed = await service.environment.registry.session(id: grant.sessionID),
               let login = await managed.gatewayLogin(viewOnly: grant.viewOnly) else { return nil }
         service.environment.logger.info("browser connected through the gateway", metadata: [

@@ -11,21 +11,14 @@ import TestSupport
 extension EndToEnd {
 @Suite(.enabled(if: TestEnvironment.canRun, TestEnvironment.skipReason))
 struct GatewayHardeningTests {
-    static func gateway() throws -> (port: Int, config: String) {
-        let port = try #require(InternetSocketAddress.freeLoopbackPort())
-        return (port, "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
-    }
-
-    static func link(_ daemon: DaemonUnderTest, _ display: Display, viewOnly: Bool = false, as user: String) throws -> BrowserLink {
-        let result = try daemon.deskctl(["url", display.description, "--json"] + (viewOnly ? ["--view-only"] : []), as: user)
-        try #require(result.status == 0, "deskctl url: \(result.stdout)\(result.stderr)")
-        return try result.decode(BrowserLink.self)
+    /// deskd.toml with the gateway on a free loopback port.
+    static func gatewayConfig() throws -> String {
+        "[web]\nlisten = \"127.0.0.1:\(try BrowserGatewayTests.freePort())\"\n"
     }
 
     /// The HTTP status a link's page gets for its token (200: it would open; 403: it opens nothing).
     static func exchangeStatus(_ link: BrowserLink) throws -> Int {
-        let (port, token) = try LinkViewer.parse(link.url)
-        return try RawClient(port: port).request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token).status
+        try LinkViewer.exchange(link).status
     }
 
     /// Issue 26, item 1 (reproduced before the fix: after `deskctl passwd` the old link still
@@ -33,15 +26,14 @@ struct GatewayHardeningTests {
     @Test func aPasswordChangeOrARevokeTakesBackEveryLinkAndClosesEveryBrowser() throws {
         let owner = try TestUsers.ensure("deskt-rhea")
         let stranger = try TestUsers.ensure("deskt-pavel")
-        let (_, config) = try Self.gateway()
-        let daemon = try DaemonUnderTest(config: config)
+        let daemon = try DaemonUnderTest(config: try Self.gatewayConfig())
         defer { daemon.shutDown(); TestUsers.reap(owner) }
         let session = try daemon.start(owner.name)
         let display = session.display.description
 
         // passwd: an unused link opens nothing, a browser showing the desktop is closed.
-        let unused = try Self.link(daemon, session.display, as: owner.name)
-        let watching = try LinkViewer.open(try Self.link(daemon, session.display, as: owner.name))
+        let unused = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
+        let watching = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, as: owner.name))
         let passwd = try daemon.deskctl(["passwd", display], as: owner.name)
         #expect(passwd.status == 0, "\(passwd.stderr)")
         #expect(passwd.stderr.contains("1 unused link voided and 1 browser closed"), "\(passwd.stderr)")
@@ -49,8 +41,8 @@ struct GatewayHardeningTests {
         #expect(try Self.exchangeStatus(unused) == 403, "a link made before passwd still opened the desktop")
 
         // url --revoke: the same, on demand; a stranger may not; history says who did.
-        let another = try Self.link(daemon, session.display, as: owner.name)
-        let viewer = try LinkViewer.open(try Self.link(daemon, session.display, viewOnly: true, as: owner.name))
+        let another = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
+        let viewer = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name))
         let refused = try daemon.deskctl(["url", "--revoke", display], as: stranger.name)
         #expect(refused.status == 1 && refused.stderr.contains("belongs to another user"), "\(refused.stderr)")
         #expect(!viewer.client.closes(within: 300))
@@ -65,10 +57,10 @@ struct GatewayHardeningTests {
         #expect(history.contains { $0.command == .url && !$0.ok && $0.peerUID == stranger.uid }, "the owner sees who tried to revoke their links")
 
         // A new view-only password takes back view-only links and viewers only.
-        let full = try Self.link(daemon, session.display, as: owner.name)
-        let fullViewer = try LinkViewer.open(try Self.link(daemon, session.display, as: owner.name))
-        let watchOnly = try Self.link(daemon, session.display, viewOnly: true, as: owner.name)
-        let watchOnlyViewer = try LinkViewer.open(try Self.link(daemon, session.display, viewOnly: true, as: owner.name))
+        let full = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
+        let fullViewer = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, as: owner.name))
+        let watchOnly = try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name)
+        let watchOnlyViewer = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name))
         #expect(try daemon.deskctl(["passwd", "--view-only", display], as: owner.name).status == 0)
         #expect(watchOnlyViewer.client.closes(within: 3000))
         #expect(!fullViewer.client.closes(within: 500), "a view-only password closed the owner's own browser")
@@ -82,13 +74,12 @@ struct GatewayHardeningTests {
         let owner = try TestUsers.ensure("deskt-sofia")
         let admin = try TestUsers.ensure("deskt-exadmin", groups: ["deskt-admins"])
         _ = try TestUsers.run("/usr/sbin/usermod", ["-a", "-G", "deskt-admins", admin.name])
-        let (_, config) = try Self.gateway()
-        let daemon = try DaemonUnderTest(config: config, extraArguments: ["--admin-group", "deskt-admins"])
+        let daemon = try DaemonUnderTest(config: try Self.gatewayConfig(), extraArguments: ["--admin-group", "deskt-admins"])
         defer { daemon.shutDown(); TestUsers.reap(owner) }
         let session = try daemon.start(owner.name)
 
-        let byAdmin = try Self.link(daemon, session.display, as: admin.name)
-        let byAdminToo = try Self.link(daemon, session.display, as: admin.name)
+        let byAdmin = try BrowserGatewayTests.link(daemon, session.display, as: admin.name)
+        let byAdminToo = try BrowserGatewayTests.link(daemon, session.display, as: admin.name)
         #expect(try Self.exchangeStatus(byAdmin) == 200, "an admin's link opens while they are one")
         #expect(try TestUsers.run("/usr/bin/gpasswd", ["-d", admin.name, "deskt-admins"]) == 0)
         defer { _ = try? TestUsers.run("/usr/sbin/usermod", ["-a", "-G", "deskt-admins", admin.name]) }
@@ -96,7 +87,7 @@ struct GatewayHardeningTests {
         #expect(daemon.logText.contains("link refused: its maker is no longer an admin"))
 
         // The owner's own unused links go with the session, not when they expire.
-        _ = try Self.link(daemon, session.display, as: owner.name)
+        _ = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
         func outstanding() throws -> Double? { BrowserGatewayTests.value("deskd_browser_links_outstanding", in: try daemon.deskctl(["metrics"]).stdout) }
         #expect(try outstanding() == 1)
         #expect(try daemon.deskctl(["kill", session.display.description], as: owner.name).status == 0)
@@ -108,12 +99,11 @@ struct GatewayHardeningTests {
     /// beside it, shows the copy does reach full viewers, so the silence is not a test that cannot fail.
     @Test func aViewOnlyViewerGetsNoneOfTheOwnersClipboard() throws {
         let owner = try TestUsers.ensure("deskt-clio")
-        let (_, config) = try Self.gateway()
-        let daemon = try DaemonUnderTest(config: config)
+        let daemon = try DaemonUnderTest(config: try Self.gatewayConfig())
         defer { daemon.shutDown(); TestUsers.reap(owner) }
         let session = try daemon.start(owner.name)
-        let full = try LinkViewer.open(try Self.link(daemon, session.display, as: owner.name))
-        let watcher = try LinkViewer.open(try Self.link(daemon, session.display, viewOnly: true, as: owner.name))
+        let full = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, as: owner.name))
+        let watcher = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name))
 
         let authority = daemon.runtimeDirectory + "/displays/\(session.display.number)/Xauthority"
         var seenByOwner: [String] = [], seenByWatcher: [String] = []
@@ -144,12 +134,11 @@ struct GatewayHardeningTests {
     /// still opens.
     @Test func aPingFloodFromABrowserThatDoesNotReadCostsDeskdABoundedAmount() throws {
         let owner = try TestUsers.ensure("deskt-flora")
-        let (_, config) = try Self.gateway()
-        let daemon = try DaemonUnderTest(config: config)
+        let daemon = try DaemonUnderTest(config: try Self.gatewayConfig())
         defer { daemon.shutDown(); TestUsers.reap(owner) }
         let session = try daemon.start(owner.name)
         let deskd = try #require(daemon.process?.processIdentifier)
-        let flooder = try LinkViewer.open(try Self.link(daemon, session.display, viewOnly: true, as: owner.name))
+        let flooder = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name))
         let before = try #require(Self.residentKiB(of: deskd))
 
         // A masked ping is 6 bytes and its payload; sent in batches, never reading an answer.
@@ -175,7 +164,7 @@ struct GatewayHardeningTests {
         #expect(sent >= 100_000, "the gateway stopped taking pings after \(sent): the test measured less than it should")
         #expect(growth < 16, "deskd grew by \(growth) MiB under a ping flood")
         #expect(daemon.isRunning)
-        do { _ = try LinkViewer.open(try Self.link(daemon, session.display, as: owner.name)) } catch {
+        do { _ = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, as: owner.name)) } catch {
             Issue.record("after the flood, a new link did not open: \(error)\n\(daemon.logText.suffix(3000))")
         }
     }

@@ -26,10 +26,16 @@ struct LinkViewer {
         return (port, String(token))
     }
 
+    /// The link page's trade of the token for a cookie, as the gateway answers it.
+    static func exchange(_ link: BrowserLink) throws -> RawClient.Response {
+        let (port, token) = try parse(link.url)
+        return try RawClient(port: port).request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+    }
+
     /// Opens `link` as the page does; throws `Refused` when the gateway turns it down.
     static func open(_ link: BrowserLink) throws -> LinkViewer {
-        let (port, token) = try parse(link.url)
-        let exchange = try RawClient(port: port).request("POST", "/exchange", headers: [("Origin", "http://127.0.0.1")], body: token)
+        let port = try parse(link.url).port
+        let exchange = try exchange(link)
         guard exchange.status == 200, let setCookie = exchange.header("Set-Cookie") else {
             throw Refused(step: "the exchange", status: exchange.status, body: exchange.text)
         }
