@@ -166,6 +166,10 @@ actor ManagedSession {
     private func bringUp(_ plan: LaunchPlan, timings: StartTimings) async throws(LaunchFailure) -> String {
         var timings = timings
         let configuration = plan.configuration, account = plan.account
+        // One deadline for the whole start: deskd-session's answer, Xvnc's handshake and the
+        // desktop's first X connection all come within it, or the start fails.
+        let startTimeout = configuration.startTimeout
+        let deadline = ContinuousClock.now + startTimeout
         let directory = configuration.sessionDirectories.directory(for: id)
         let xstartup: String
         do {
@@ -231,8 +235,7 @@ actor ManagedSession {
         record.helper = login.pid
         record.helperStartTicks = host.identity(of: login.pid)?.startTicks
         host.onExit(of: login.pid) {}   // reaped when it ends, whenever that is
-        let startTimeout = configuration.startTimeout
-        let started = await onDedicatedThread { login.awaitStart(until: .now + startTimeout) }
+        let started = await onDedicatedThread { login.awaitStart(until: deadline) }
         if case .xvnc(let pid) = started { record.session.pid = pid }
         try await stopIfKilled()
         switch started {
@@ -249,7 +252,7 @@ actor ManagedSession {
         // Ready means a real RFB handshake with this session's Xvnc, and no one else.
         timings.mark("spawned")
         let xvnc = record.session.pid, endpoint = self.endpoint, address = exposure.reachableAddress
-        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: .now + startTimeout) }
+        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline) }
         try await stopIfKilled()
         switch readiness {
         case .answered:
@@ -275,7 +278,7 @@ actor ManagedSession {
         record.session.executable = identity?.executable ?? configuration.xvncPath
         if configuration.desktopExitEndsSession {
             honoursUserXstartup = plan.userXstartup
-            try await bringUpDesktop(login, logDirectory: logDirectory, template: plan.template.name)
+            try await bringUpDesktop(login, logDirectory: logDirectory, template: plan.template.name, until: deadline)
             timings.mark("desktop")
         }
         do { try host.publish(display, sessionID: id, in: configuration.sessionDirectories) } catch {
@@ -290,18 +293,21 @@ actor ManagedSession {
         return password
     }
 
-    /// How long a new desktop has to show it works before `start` answers. A desktop that ends
-    /// sooner is a failed start, not a session: the caller gets its exit status and last log
-    /// lines instead of a password. The wait ends the moment the desktop's own process holds a
-    /// connection to its display, which xterm, openbox and gnome-session do within tens of
-    /// milliseconds; a desktop that never opens the display itself (a script that runs its
-    /// desktop as a child, or one that only waits) costs the whole of it.
-    static let desktopFirstMoments: Duration = .seconds(1)
-
-    /// Starts the desktop before `start` answers and watches its first moments.
-    private func bringUpDesktop(_ login: any LoginProcess, logDirectory: String, template: String) async throws(LaunchFailure) {
+    /// Waits for the desktop to reach its display before `start` answers: ready means a process
+    /// of the session holds an X connection (XClients), whichever process that is: the
+    /// xstartup itself, a child of its shell, dbus-launch's. deskd-session has usually started
+    /// the desktop already, the moment Xvnc accepted clients, so this wait runs beside the
+    /// desktop's own start and holds nothing of it back. The bound is the start's deadline
+    /// (sessions.start_timeout), not a wait: a working desktop ends it within milliseconds.
+    ///
+    /// A desktop that ends first fails the start with its exit status and last log lines, with
+    /// one exception, the shape the VNC guides teach (`gnome-session &` as the last line): a
+    /// script that exits 0 at once leaving processes of its own, which keep the session for as
+    /// long as they hold the display (see `keepForLeftClients`).
+    private func bringUpDesktop(_ login: any LoginProcess, logDirectory: String, template: String,
+                                until deadline: ContinuousClock.Instant) async throws(LaunchFailure) {
         let host = self.host, xvnc = record.session.pid, display = self.display
-        let launched = await onDedicatedThread { login.startDesktop(until: .now + .seconds(10)) }
+        let launched = await onDedicatedThread { login.startDesktop(until: deadline) }
         let desktop: pid_t
         switch launched {
         case .success(let pid): desktop = pid
@@ -315,21 +321,57 @@ actor ManagedSession {
         record.session.desktopPid = desktop
         // Who the desktop is, so a watch begun later is not put on a newer process with its pid.
         desktopStartTicks = host.identity(of: desktop)?.startTicks
-        let deadline = ContinuousClock.now + Self.desktopFirstMoments
-        let outcome = await onDedicatedThread {
-            login.awaitDesktop(until: deadline) { host.holdsDisplayConnection(desktop, xvnc: xvnc, display: display) }
+        let owner = record.session.uid, helper = login.pid
+        let reached: @Sendable () -> Bool = {
+            !host.desktopClients(xvnc: xvnc, display: display, owner: owner, helper: helper, desktop: desktop).isEmpty
         }
+        var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try await stopIfKilled()
-        guard case .ended(let role, let how) = outcome else { return }
-        try await failFirstMoments(role: role, how: how, logDirectory: logDirectory, template: template)
+        if case .ended(role: "desktop", how: "exited with status 0") = outcome {
+            let session = record.session, cgroup = record.cgroup.map(SessionCGroup.init(path:))
+            let left = await onDedicatedThread { host.processes(of: session, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
+            if !left.isEmpty {
+                desktopLeftRunning(logDirectory: logDirectory, processes: left.count)
+                outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
+                try await stopIfKilled()
+                if case .stillStarting = outcome {
+                    await finish(.startFailed("desktop exited at once"))
+                    throw .failed(DeskError(.desktopExited, "the desktop \"\(template)\" exited at once on \(display), and the \(left.count) process(es) it left running did not open the display within \(environment.configuration.value.startTimeout), so deskd ended the session. Run the desktop in the foreground as the last line of the script (exec startxfce4, not startxfce4 &)."))
+                }
+            }
+        }
+        switch outcome {
+        case .settled:
+            return
+        case .stillStarting:
+            // Running, but not on its display yet: the start stands, as the desktop may be slow
+            // (a login script waiting on the network); its log says why if it never gets there.
+            logger.warning("the desktop has not opened its display by the start deadline; answering anyway",
+                           metadata: record.session.logMetadata)
+            environment.archive.note("the desktop had not opened its display \(environment.configuration.value.startTimeout) after the start; deskd answered the start anyway.", to: .desktop, in: logDirectory)
+        case .ended(let role, let how):
+            try await failFirstMoments(role: role, how: how, logDirectory: logDirectory, template: template)
+        }
     }
 
-    /// Ends a session whose desktop or Xvnc ended in the desktop's first moments, and says so.
+    /// The desktop's script ended and left processes of its own running: the session now lives
+    /// as long as they hold its display. Said once, in the desktop's log and deskd's.
+    private func desktopLeftRunning(logDirectory: String?, processes: Int) {
+        guard record.desktopLeftClients != true else { return }
+        record.desktopLeftClients = true
+        logger.info("the desktop's script exited leaving processes running; the session stays while they hold the display",
+                    metadata: record.session.logMetadata.merging(["session.processes": "\(processes)"]) { $1 })
+        if let logDirectory {
+            environment.archive.note("the desktop's script exited and left \(processes) process(es) running; the session stays for as long as they use the display.", to: .desktop, in: logDirectory)
+        }
+    }
+
+    /// Ends a session whose desktop or Xvnc ended before the desktop reached its display, and says so.
     private func failFirstMoments(role: String, how: String, logDirectory: String, template: String) async throws(LaunchFailure) -> Never {
         let log = role == "xvnc" ? "xvnc.log" : "desktop.log"
         let host = self.host
         let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
-        logger.warning("session process exited in the desktop's first second; start failed",
+        logger.warning("session process exited before the desktop reached its display; start failed",
                        metadata: record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         await finish(.startFailed("\(role) exited at once"))
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
@@ -338,7 +380,7 @@ actor ManagedSession {
         }
         // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
         let what = honoursUserXstartup ? "the desktop \"\(template)\" (or ~/.vnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""
-        throw .failed(DeskError(.desktopExited, "\(what) \(how) within its first second on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."))
+        throw .failed(DeskError(.desktopExited, "\(what) \(how) before it opened its display on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."))
     }
 
     private func startDesktop() async {
@@ -536,6 +578,12 @@ actor ManagedSession {
         host.onExit(of: record.session.pid) { [weak self] in
             Task { await self?.processExited(role: "xvnc") }
         }
+        // A desktop whose script already left its clients running (noticed before a restart of
+        // deskd): its clients are what keeps the session, so they are what is watched.
+        if record.desktopLeftClients == true {
+            Task { await self.processExited(role: "desktop") }
+            return
+        }
         guard let desktop = record.session.desktopPid else { return }
         // The desktop ended between its first moments and this watch, and its pid went to a
         // newer process: watching that one would keep the session past its desktop.
@@ -559,8 +607,54 @@ actor ManagedSession {
             logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: record.session.logMetadata)
             return
         }
+        if role == "desktop", await keepForLeftClients() { return }
         logger.info("session process exited; ending the session", metadata: record.session.logMetadata.merging(["process.role": "\(role)"]) { $1 })
         await end(.exited(role: role))
+    }
+
+    // MARK: A desktop that left its clients running
+
+    /// Pids of the session's X clients already watched, so each is watched once.
+    private var watchedClients: Set<pid_t> = []
+
+    /// The desktop's script has ended: if processes of the session still hold its display, the
+    /// session stays with them, and each is watched; true if so.
+    private func keepForLeftClients() async -> Bool {
+        let clients = await sessionClients()
+        guard !clients.isEmpty, isRunning else { return false }
+        desktopLeftRunning(logDirectory: record.logDirectory, processes: clients.count)
+        persist()
+        watch(clients)
+        return true
+    }
+
+    /// The session's processes that hold its display now (see XClients).
+    private func sessionClients() async -> [pid_t] {
+        guard let helper = record.helper, helper > 0 else { return [] }
+        let host = self.host, xvnc = record.session.pid, display = self.display, owner = record.session.uid
+        return await onDedicatedThread { host.desktopClients(xvnc: xvnc, display: display, owner: owner, helper: helper, desktop: nil) }
+    }
+
+    private func watch(_ clients: [pid_t]) {
+        for pid in clients where watchedClients.insert(pid).inserted {
+            host.onExit(of: pid) { [weak self] in
+                Task { await self?.clientExited(pid) }
+            }
+        }
+    }
+
+    /// One of the left clients ended: the session ends with the last of them. A client may
+    /// have started others meanwhile (a panel's applets); those are watched from now on.
+    private func clientExited(_ pid: pid_t) async {
+        watchedClients.remove(pid)
+        guard isRunning else { return }
+        let clients = await sessionClients()
+        guard clients.isEmpty else {
+            watch(clients)
+            return
+        }
+        logger.info("the desktop's last X client exited; ending the session", metadata: record.session.logMetadata)
+        await end(.exited(role: "desktop"))
     }
 
     // MARK: Teardown

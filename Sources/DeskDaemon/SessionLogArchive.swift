@@ -54,6 +54,16 @@ struct SessionLogArchive: Sendable {
         path(of: id).flatMap(summary(in:))
     }
 
+    /// Adds a line of deskd's own to a process's log, where its owner reads what happened to
+    /// it (`deskctl logs`): the directory is root's, so the line is appended, never followed.
+    func note(_ line: String, to role: ProcessLog.Role, in path: String) {
+        let fd = open(path + "/\(role.rawValue).log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let bytes = Array("deskd: \(line)\n".utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
     /// How each process ended, as deskd-session wrote it.
     func exits(in path: String) -> [ProcessLog.Role: String] {
         var exits: [ProcessLog.Role: String] = [:]

@@ -14,4 +14,8 @@ struct SessionRecord: Codable, Sendable {
     var helperStartTicks: UInt64?
     /// Where the session's logs and exit statuses are kept (`<state>/logs/<id>`).
     var logDirectory: String?
+    /// The desktop's script exited and left X clients of its own running (`gnome-session &`
+    /// as its last line): the session lives while they hold its display, not while the script
+    /// runs. Kept across a restart of deskd, which watches those clients again on adoption.
+    var desktopLeftClients: Bool?
 }

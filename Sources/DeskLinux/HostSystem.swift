@@ -76,9 +76,10 @@ public protocol HostSystem: Sendable {
     func reap(_ pid: pid_t)
     /// Calls `handler` once `pid`, a child of deskd's or not, has ended (and reaps a child).
     func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void)
-    /// Whether `desktop` itself (not a helper it ran) holds a connection to `xvnc`'s X display:
-    /// the sign that a desktop got as far as its display.
-    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool
+    /// The session's processes (its owner's, below its deskd-session `helper`) that hold a
+    /// connection to `xvnc`'s X display: the sign that the desktop got as far as its display.
+    /// Where the kernel refuses that census, the desktop's own connection alone counts.
+    func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t]
     /// Viewers per session id, from the kernel's socket tables.
     func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count]
 }

@@ -152,10 +152,20 @@ public final class LinuxHost: HostSystem {
         exitMonitor.watch(pid, onExit: handler)
     }
 
-    /// An X client's connection, once accepted, carries the name of the socket it came in on
-    /// (Xvnc listens on /tmp/.X11-unix/XN and its abstract twin); its peer is the client's end.
-    /// The accepted end must be one of Xvnc's own sockets, the client's end one of the desktop's.
-    public func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool {
+    public func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t] {
+        switch XClients.census(xvnc: xvnc, display: display, owner: owner, helper: helper) {
+        case .clients(let pids): return pids
+        case .unavailable:
+            guard let desktop, holdsDisplayConnection(desktop, xvnc: xvnc, display: display) else { return [] }
+            return [desktop]
+        }
+    }
+
+    /// The fallback, for a kernel without pidfd_getfd: an X client's connection, once accepted,
+    /// carries the name of the socket it came in on (Xvnc listens on /tmp/.X11-unix/XN and its
+    /// abstract twin); its peer is the client's end. The accepted end must be one of Xvnc's own
+    /// sockets, the client's end one of the desktop's.
+    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool {
         let path = XSocketDirectory.path + "/X\(display.number)"
         let accepted = ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [path, "@" + path])
             .filter { $0.name == path || $0.name == "@" + path }

@@ -29,13 +29,16 @@ public enum ProcFS {
         public let state: Character
         /// Field 22 of stat: start time in clock ticks since boot.
         public let startTicks: UInt64
+        /// Field 4: the parent's pid (0 for a process whose parent is outside its pid namespace).
+        public let parent: pid_t
         public let processGroup: pid_t
         public let session: pid_t
 
-        init(pid: pid_t, state: Character, startTicks: UInt64, processGroup: pid_t, session: pid_t) {
+        init(pid: pid_t, state: Character, startTicks: UInt64, parent: pid_t = 0, processGroup: pid_t, session: pid_t) {
             self.pid = pid
             self.state = state
             self.startTicks = startTicks
+            self.parent = parent
             self.processGroup = processGroup
             self.session = session
         }
@@ -63,11 +66,12 @@ public enum ProcFS {
                 start = end + 1
             }
             guard fields.count == 20, fields[0].count == 1, let state = fields[0].first,
+                  let parent = Self.integer(fields[1]).flatMap(pid_t.init(exactly:)),
                   let pgrp = Self.integer(fields[2]).flatMap(pid_t.init(exactly:)),
                   let session = Self.integer(fields[3]).flatMap(pid_t.init(exactly:)),
                   let ticks = Self.integer(fields[19]), ticks >= 0
             else { return nil }
-            self.init(pid: pid, state: Character(Unicode.Scalar(state)), startTicks: UInt64(ticks), processGroup: pgrp, session: session)
+            self.init(pid: pid, state: Character(Unicode.Scalar(state)), startTicks: UInt64(ticks), parent: parent, processGroup: pgrp, session: session)
         }
 
         /// A decimal integer, optionally negative (a process group can be -1 in odd cases); nil for anything else.

@@ -185,7 +185,11 @@ final class FakeHost: HostSystem {
         if gone { handler() }
     }
 
-    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool { identity(of: desktop) != nil }
+    /// The desktop counts as the session's one X client while it runs.
+    func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t] {
+        guard let desktop, identity(of: desktop) != nil else { return [] }
+        return [desktop]
+    }
 
     /// How the next desktop ends at once, if it is set to (`desktopEndsAtOnce`); that session's
     /// desktop leaves the process table, as deskd-session would have reaped it.

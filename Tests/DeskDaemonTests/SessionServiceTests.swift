@@ -271,7 +271,7 @@ import Testing
         defer { daemon.remove() }
         await #expect { try await daemon.service.start(StartOptions(), caller: Self.alice) } throws: { error in
             let error = error as? DeskError
-            return error?.code == .desktopExited && error?.message.contains("exited with status 127 within its first second on :1, so deskd ended the session") == true
+            return error?.code == .desktopExited && error?.message.contains("exited with status 127 before it opened its display on :1, so deskd ended the session") == true
                 && error?.message.contains("its last log lines: /run/deskd/sessions/x/xstartup: 7: exec: nosuchdesktop: not found") == true
         }
         #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)

@@ -59,7 +59,7 @@ extension EndToEnd {
         // at the limit, and stays there (a classic `:|:&` bomb can die out before it is seen).
         // The desktop itself becomes a sleep without a fork: a shell whose fork fails exits, and
         // the session would end with it.
-        try "#!/bin/sh\nbomb() { while :; do bomb & sleep 0.2; done; }\nbomb &\nexec sleep 600\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\n\(TestDesktop.holdsDisplay)\nbomb() { while :; do bomb & sleep 0.2; done; }\nbomb &\nexec sleep 600\n".write(toFile: templates + "/bomb.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer {
             daemon.shutDown()
@@ -105,6 +105,7 @@ extension EndToEnd {
         // user's published key from inside this session.
         try """
         #!/bin/sh
+        \(TestDesktop.holdsDisplay)
         id=$(keyctl add user deskt-secret "secret-of-$USER" @s)
         keyctl show @s > "\(drop)/$USER.keyring" 2>&1
         echo "$id" > "\(drop)/$USER.id"
@@ -150,7 +151,7 @@ extension EndToEnd {
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
         try "#!/bin/sh\necho \"deskt-marker from $USER\"\necho 'deskt-stderr-marker' >&2\nexit 3\n"
             .write(toFile: templates + "/fails.xstartup", atomically: true, encoding: .utf8)
-        try "#!/bin/sh\nexec sleep 600\n".write(toFile: templates + "/waits.xstartup", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\n\(TestDesktop.holdsDisplay)\nexec sleep 600\n".write(toFile: templates + "/waits.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\nkeep_logs = 2\n")
         defer {
             daemon.shutDown()
@@ -159,7 +160,7 @@ extension EndToEnd {
         }
         let start = try daemon.deskctl(["start", "--desktop", "fails"], as: wes.name)
         #expect(start.status == 1 && start.stdout.isEmpty, "\(start.stdout)")
-        #expect(start.stderr.contains("the desktop \"fails\" exited with status 3 within its first second on :"), "\(start.stderr)")
+        #expect(start.stderr.contains("the desktop \"fails\" exited with status 3 before it opened its display on :"), "\(start.stderr)")
         #expect(start.stderr.contains("so deskd ended the session; its last log lines: deskt-marker from \(wes.name) | deskt-stderr-marker"), "\(start.stderr)")
         #expect(!start.stderr.contains("Password"))
         let json = try daemon.deskctl(["start", "--desktop", "fails", "--json"], as: wes.name)
@@ -221,8 +222,9 @@ extension EndToEnd {
         let zoe = try TestUsers.ensure("deskt-zoe")
         let templates = "/tmp/deskt-templates-fast-\(getpid())"
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
-        // It outlives its first second (sleep), so its start succeeds and its exit ends the session.
-        try "#!/bin/sh\nsleep 1.5\nseq 1 300000\necho done writing\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
+        // It reaches its display (xprop), so its start succeeds; it closes the display before it
+        // exits, so its exit ends the session.
+        try "#!/bin/sh\nxprop -root -spy >/dev/null 2>&1 & spy=$!\nsleep 1.5\nseq 1 300000\necho done writing\nkill $spy\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer { daemon.shutDown(); TestUsers.reap(zoe); try? FileManager.default.removeItem(atPath: templates) }
         let session = try daemon.start(zoe.name, extra: ["--desktop", "fast"])

@@ -83,6 +83,7 @@ extension EndToEnd {
         // The desktop double-forks a child into a session of its own, then waits in the foreground.
         try """
         #!/bin/sh
+        \(TestDesktop.holdsDisplay)
         ( setsid sh -c 'exec sleep 3001' & )
         sleep 3002 &
         exec sleep 3003

@@ -19,6 +19,14 @@ enum TestEnvironment {
     static var deskctl: String { products.appendingPathComponent("deskctl").path }
 }
 
+/// Pieces of the test desktops' scripts.
+enum TestDesktop {
+    /// A shell line that opens the display in the background and keeps it open: deskd counts
+    /// a session ready once a process of it holds an X connection, so a test desktop that is
+    /// about something else (keyrings, forks, logs) reaches its display first, as a real one does.
+    static let holdsDisplay = "xprop -root -spy >/dev/null 2>&1 &"
+}
+
 /// Throwaway accounts, created on first use and reused by later runs. Every name starts with
 /// `deskt-`, so a test may end any process they own without touching anyone else's.
 enum TestUsers {

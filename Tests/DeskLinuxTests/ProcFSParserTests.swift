@@ -15,7 +15,7 @@ import Testing
 
     @Test func aStatLineGivesStateGroupSessionAndStartTime() {
         let process = ProcFS.Process(pid: 4321, stat: Self.stat(comm: "Xvnc"))
-        #expect(process == ProcFS.Process(pid: 4321, state: "S", startTicks: 98765, processGroup: 4321, session: 4322))
+        #expect(process == ProcFS.Process(pid: 4321, state: "S", startTicks: 98765, parent: 1, processGroup: 4321, session: 4322))
     }
 
     /// A process names itself: its command name may hold spaces, parentheses, and what looks
