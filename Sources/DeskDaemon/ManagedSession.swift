@@ -252,7 +252,7 @@ actor ManagedSession {
         // Ready means a real RFB handshake with this session's Xvnc, and no one else.
         timings.mark("spawned")
         let xvnc = record.session.pid, endpoint = self.endpoint, address = exposure.reachableAddress
-        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline) }
+        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline, ready: login.awaitXServerReady) }
         try await stopIfKilled()
         switch readiness {
         case .answered:
@@ -777,11 +777,16 @@ actor ManagedSession {
         }
     }
 
+    /// Polls `members` until none is left or `limit` passes: first after a millisecond, then
+    /// less and less often up to every 10 ms. Xvnc ends within a few milliseconds of SIGTERM,
+    /// and a kill of two hundred sessions is as slow as its slowest waits.
     private static func waitUntilEmpty(_ members: @escaping @Sendable () -> [Int32], for limit: Duration) async -> [Int32] {
         let deadline = ContinuousClock.now + limit
         var remaining = members()
+        var pause = Duration.milliseconds(1)
         while !remaining.isEmpty && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(10))
             remaining = members()
         }
         return remaining

@@ -61,7 +61,10 @@ public protocol HostSystem: Sendable {
     /// Starts deskd-session, which opens the PAM login and starts Xvnc; see Sources/deskd-session.
     func startLogin(_ spec: SessionHelper.Spec, helper: String, stderr: Int32) throws(OSError) -> any LoginProcess
     /// Waits until the session's own Xvnc completes an RFB greeting on `endpoint`.
-    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness
+    /// `ready(ms)` waits up to `ms` milliseconds for word that Xvnc accepts clients and says
+    /// whether it came: a handshake is tried then, and less and less often while none comes.
+    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
+                  ready: (Int32) -> Bool) -> RFBReadiness
     /// A real RFB session up to a framebuffer update with `password`; with `authenticate` off
     /// (TLS with a certificate only), the server's greeting alone.
     func probe(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, authenticate: Bool, password: String?, timeout: Duration) -> Result<RFBProbe, RFBClient.Failure>
@@ -98,6 +101,7 @@ public protocol LoginProcess: Sendable {
     func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError>
     func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart
+    func awaitXServerReady(waiting milliseconds: Int32) -> Bool
 }
 
 extension SessionHelper: LoginProcess {}

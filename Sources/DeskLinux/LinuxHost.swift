@@ -88,8 +88,15 @@ public final class LinuxHost: HostSystem {
 
     /// Polled every half millisecond, so the answer is not late by a scheduler tick; the kernel
     /// must name `xvnc` as the server before its greeting counts.
-    public func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
+    /// Waits on Xvnc's word (through deskd-session) rather than knocking: every attempt is a
+    /// connection Xvnc must accept and a look in /proc, taken from the two cores Xvnc is
+    /// starting on. Without the word (an X server that does not send it), attempts come at
+    /// 2 ms doubling to 64 ms; after it, at once.
+    public func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
+                         ready: (Int32) -> Bool) -> RFBReadiness {
+        var pause: Int32 = 2
         while true {
+            let signalled = ready(pause)
             if !ProcFS.isAlive(xvnc) { return .exited }
             switch RFBHandshake.attempt(endpoint, host: host, xvnc: xvnc, timeoutMilliseconds: 500) {
             case .answered: return .answered
@@ -97,7 +104,7 @@ public final class LinuxHost: HostSystem {
             case .refused, .silent: break
             }
             if ContinuousClock.now > deadline { return .timedOut }
-            usleep(500)
+            if signalled { usleep(500) } else { pause = min(pause * 2, 64) }
         }
     }
 

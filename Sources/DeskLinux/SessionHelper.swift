@@ -1,5 +1,6 @@
 import CDeskShims
 import Glibc
+import Synchronization
 
 /// deskd's side of `deskd-session`, the root process that holds one desktop's PAM session and
 /// runs its processes (see Sources/deskd-session). deskd starts it with the spec on a pipe, then
@@ -84,6 +85,8 @@ public final class SessionHelper: Sendable {
     public let pid: pid_t
     private let commands: Int32
     private let replies: Int32
+    /// deskd-session has said `ready`.
+    private let xServerReady = Atomic<Bool>(false)
 
     private init(pid: pid_t, commands: Int32, replies: Int32) {
         self.pid = pid
@@ -152,6 +155,29 @@ public final class SessionHelper: Sendable {
         return .failed("deskd-session said nothing within the start timeout")
     }
 
+    /// Waits up to `milliseconds` for deskd-session to say Xvnc accepts clients (`ready`, sent
+    /// on Xvnc's own signal); true once it has. Reads no further than that line, so what
+    /// follows it (the desktop's pid, an exit) is left for the readers that expect it.
+    public func awaitXServerReady(waiting milliseconds: Int32) -> Bool {
+        if xServerReady.load(ordering: .relaxed) { return true }
+        let deadline = ContinuousClock.now + .milliseconds(Int(milliseconds))
+        var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
+        while true {
+            let left = deadline - ContinuousClock.now
+            let wait = Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            entry.revents = 0
+            guard poll(&entry, 1, wait) > 0 else { return false }
+            // deskd-session writes each line whole: a readable pipe holds one.
+            guard let line = readLine(until: .now + .milliseconds(100)) else { return false }
+            if line == "ready" {
+                xServerReady.store(true, ordering: .relaxed)
+                return true
+            }
+            // Xvnc ended: it will never be ready, and the caller finds it gone.
+            if line.hasPrefix("exit xvnc") { return false }
+        }
+    }
+
     /// Asks for the desktop and waits for its pid.
     public func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
         let command = Array("desktop\n".utf8)
@@ -167,12 +193,15 @@ public final class SessionHelper: Sendable {
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))
     }
 
-    /// Watches a desktop just started through its first moments: until `settled` says it is
-    /// using its display, a session process ends (deskd-session says how), or `deadline`.
-    /// `settled` is asked at once and then less and less often (2 ms doubling to 32 ms): a
-    /// working desktop answers within tens of milliseconds, and each ask is a look in /proc.
+    /// Watches a desktop just started until `settled` says it is on its display, a session
+    /// process ends (deskd-session says how), or `deadline`. `settled` is asked at once, then
+    /// every millisecond for the first 32 (a desktop that opens its display itself does so
+    /// within a few, and each millisecond of lag is the person's), then less and less often up
+    /// to every 32 ms for a desktop with a long way to its display. Each ask is a look at
+    /// Xvnc's descriptors.
     public func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> DesktopStart {
-        var pause: Int32 = 2
+        let begun = ContinuousClock.now
+        var pause: Int32 = 1
         while true {
             // An end already reported wins over a connection seen since: a desktop that opened
             // its display and died (a font error, another window manager) has not started.
@@ -183,7 +212,7 @@ public final class SessionHelper: Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return pendingEnd(waiting: 0) ?? .stillStarting }
             let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, Int64(pause)))
-            pause = min(pause * 2, 32)
+            if ContinuousClock.now - begun > .milliseconds(32) { pause = min(pause * 2, 32) }
             if let ended = pendingEnd(waiting: milliseconds) { return ended }
         }
     }

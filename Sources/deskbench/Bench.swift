@@ -118,6 +118,8 @@ final class Bench: @unchecked Sendable {
     /// vncserver runs as a user of its own: its kill leaves processes behind, which are counted, then ended.
     let vncUser: UserAccount
     var vncserverLeftovers: [Int] = []
+    /// Desktops run by hand on raw servers, by display: ended with their server.
+    var rawDesktops: [Int: pid_t] = [:]
     var freshResidentMiB = 0.0
     var daemon: Process?
     var lines: [String] = []
@@ -173,14 +175,16 @@ final class Bench: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("deskd.toml")
         try text.write(to: config, atomically: true, encoding: .utf8)
-        // The sessions' desktop opens its display and waits: `start` answers once a desktop holds
-        // its display (a desktop that never opens it costs start its whole first second), and
-        // forty xterms drawing would load the two cores the measures share. xprop -spy is the
-        // smallest such client on the host (x11-utils).
+        // The sessions' desktop opens its display and waits: `start` answers once a process of
+        // the session holds its display, and forty xterms drawing would load the two cores the
+        // measures share. xprop -spy is the smallest such client on the host (x11-utils).
+        // "wrapper" is the shape most people's xstartups have: a shell that stays, whose child
+        // opens the display. "xfce" is Debian's Xfce started the same way, where it is installed.
         let templates = root.appendingPathComponent("templates")
         try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
-        try "#!/bin/sh\n# deskbench: a desktop that opens its display and waits.\nexec xprop -root -spy >/dev/null\n"
-            .write(to: templates.appendingPathComponent("bench.xstartup"), atomically: true, encoding: .utf8)
+        for (name, script) in [("bench", Self.benchDesktop), ("wrapper", Self.wrapperDesktop), ("xfce", Self.xfceDesktop)] {
+            try script.write(to: templates.appendingPathComponent("\(name).xstartup"), atomically: true, encoding: .utf8)
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: deskdPath)
         process.arguments = ["--config", config.path, "--socket", socket, "--runtime-dir", directory.appendingPathComponent("run").path,
@@ -200,9 +204,13 @@ final class Bench: @unchecked Sendable {
 
     var daemonPID: pid_t { daemon?.processIdentifier ?? 0 }
 
-    func deskctlStart(_ user: UserAccount) throws -> (session: Session, seconds: Double) {
+    static let benchDesktop = "#!/bin/sh\n# deskbench: a desktop that opens its display and waits.\nexec xprop -root -spy >/dev/null\n"
+    static let wrapperDesktop = "#!/bin/sh\n# deskbench: a shell whose child opens the display, as most xstartups are.\nxprop -root -spy >/dev/null\n"
+    static let xfceDesktop = "#!/bin/sh\n# deskbench: Xfce as a user's ~/.vnc/xstartup starts it (no exec).\nunset SESSION_MANAGER DBUS_SESSION_BUS_ADDRESS\ndbus-launch --exit-with-session startxfce4\n"
+
+    func deskctlStart(_ user: UserAccount, desktop: String? = nil) throws -> (session: Session, seconds: Double) {
         let start = now()
-        let run = try Run.of(deskctl, ["start", "--user", user.name, "--json", "--socket", socket])
+        let run = try Run.of(deskctl, ["start", "--user", user.name, "--json", "--socket", socket] + (desktop.map { ["--desktop", $0] } ?? []))
         guard run.status == 0, let session = try? JSONDecoder.desk.decode(Session.self, from: Data(run.stdout.utf8)) else {
             throw Options.Usage("deskctl start failed for \(user.name): \(run.stdout)")
         }
@@ -270,7 +278,36 @@ final class Bench: @unchecked Sendable {
         return false
     }
 
+    /// Runs `script` by hand on raw server `display`, as its user would after starting Xvnc,
+    /// and returns once a process of it holds an X connection (the census deskd makes).
+    func runOnRaw(_ display: Int, as user: UserAccount, script: String) throws -> pid_t {
+        guard let xvnc = rawServers[display] else { throw Options.Usage("no raw server on :\(display)") }
+        let directory = root.appendingPathComponent("raw-d\(display)").path
+        let path = directory + "/xstartup"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        chown(path, user.uid, user.gid)
+        let shell = try SessionLauncher.launch(.init(
+            executable: "/bin/sh", arguments: [path], account: user,
+            environment: ["HOME": user.home, "USER": user.name, "PATH": "/usr/bin:/bin", "DISPLAY": ":\(display)",
+                          "XAUTHORITY": directory + "/Xauthority"],
+            logFD: devNull, cgroup: nil, umask: 0o022
+        ))
+        rawDesktops[display] = shell
+        let deadline = now() + 30
+        while now() < deadline {
+            if case .clients(let pids) = XClients.census(xvnc: xvnc, display: Display(display), owner: user.uid, helper: getpid()), !pids.isEmpty {
+                return shell
+            }
+            usleep(500)
+        }
+        throw Options.Usage("the desktop run by hand on :\(display) never opened it")
+    }
+
     func stopRaw(_ display: Int) {
+        if let shell = rawDesktops.removeValue(forKey: display) {
+            kill(-shell, SIGTERM)
+            waitpid(shell, nil, 0)
+        }
         guard let pid = rawServers.removeValue(forKey: display) else { return }
         kill(pid, SIGTERM)
         waitpid(pid, nil, 0)

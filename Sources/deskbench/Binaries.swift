@@ -15,8 +15,9 @@ extension Bench {
                 throw Options.Usage("strip could not read \(path); build it first (scripts/bench does)")
             }
             let icu = Self.contains(path, "icudt") ? "ICU data linked in" : "no ICU"
+            let goal = name == "deskd" ? " (goal: no ICU, ≤ 25 MB)" : ""
             report("  " + name.padding(toLength: 38, withPad: " ", startingAt: 0)
-                   + Self.megabytes(path).leftPadded(10) + "   → " + Self.megabytes(stripped) + " stripped; " + icu)
+                   + Self.megabytes(path).leftPadded(10) + "   → " + Self.megabytes(stripped) + " stripped; " + icu + goal)
         }
 
         // The floor: a Swift program that only prints, linked as `swiftc -static-stdlib` links it

@@ -38,6 +38,8 @@ struct Options {
     var scaleUsers = 20
     /// Only the scale measure.
     var scaleOnly = false
+    /// Only the start measures (one start, the wrapper-shaped desktop, Xfce).
+    var startOnly = false
     var users = 8
     var idleSeconds = 60
     var relayUpdates = 30
@@ -61,6 +63,7 @@ struct Options {
             case "--concurrent": concurrent = try value()
             case "--sessions": sessions = try value()
             case "--scale-only": scaleOnly = true
+            case "--start-only": startOnly = true
             case "--idle-seconds": idleSeconds = try value()
             case "--relay-updates": relayUpdates = try value()
             case "--relay-rounds": relayRounds = try value()
@@ -69,7 +72,7 @@ struct Options {
             case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
                 print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--concurrent N] [--sessions N] [--idle-seconds N]\n"
-                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--quick]")
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--start-only] [--quick]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")
             }

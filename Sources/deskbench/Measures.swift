@@ -30,6 +30,10 @@ extension Bench {
             try scale()
             return
         }
+        if options.startOnly {
+            try startToReady()
+            return
+        }
         try binaries()
         try startToReady()
         try concurrentStarts()
@@ -76,6 +80,8 @@ extension Bench {
         row("raw Xtigervnc, -auth, socket (floor)", Stats(values: raw))
         row("deskctl start (whole process)", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.10×)", Stats(values: ratios).median))
         row("the start request alone (no CLI)", Stats(values: direct), String(format: "%.2f× raw", Stats(values: directRatios).median))
+        try wrapperStarts(user, passwordFile: file)
+        try xfceStarts(user, passwordFile: file)
 
         var wrapper: [Double] = [], wrapperRatios: [Double] = []
         for _ in 0..<options.vncserverRuns {
@@ -88,6 +94,83 @@ extension Bench {
         }
         row("vncserver (Debian's wrapper)", Stats(values: wrapper), String(format: "deskctl %.0f× faster (goal ≥ 40×)", Stats(values: wrapperRatios).median))
         report("  (vncserver -kill left \(vncserverLeftovers.max() ?? 0) process(es) of the session running; deskctl kill leaves none, below)")
+    }
+
+    /// 1b. The xstartup most people have: a shell that stays while its child opens the display.
+    /// Raw is Xtigervnc to its handshake, then the same script run by hand to its first X
+    /// client, one after the other as a person would; deskd is `deskctl start` to its answer,
+    /// which comes once the child has connected.
+    func wrapperStarts(_ user: UserAccount, passwordFile file: String) throws {
+        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
+        for index in 0...options.pairs {
+            let display = rawDisplays.lowerBound
+            let start = now()
+            _ = try launchRaw(display, as: user, passwordFile: file)
+            guard waitForRaw(display) else { throw Options.Usage("raw Xtigervnc did not answer") }
+            _ = try runOnRaw(display, as: user, script: Self.wrapperDesktop)
+            let rawSeconds = now() - start
+            stopRaw(display)
+            let (session, deskSeconds) = try deskctlStart(user, desktop: "wrapper")
+            _ = try deskctlKill(session.display)
+            guard index > 0 else { continue }
+            raw.append(rawSeconds)
+            desk.append(deskSeconds)
+            ratios.append(deskSeconds / rawSeconds)
+        }
+        row("raw + xstartup by hand, child connects", Stats(values: raw))
+        row("deskctl start, xstartup without exec", Stats(values: desk), String(format: "%.2f× raw + desktop (goal ≤ 1.25×)", Stats(values: ratios).median))
+    }
+
+    /// 1c. Debian's Xfce from an xstartup without `exec`, to its panel on screen (in the window
+    /// manager's client list): raw Xtigervnc and the script by hand, against deskctl start.
+    /// Only where xfce4 is installed.
+    func xfceStarts(_ user: UserAccount, passwordFile file: String) throws {
+        guard access("/usr/bin/startxfce4", X_OK) == 0, access("/usr/bin/dbus-launch", X_OK) == 0 else {
+            report("  Xfce to its panel: skipped, xfce4 and dbus-x11 are not installed here")
+            return
+        }
+        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
+        for index in 0...max(2, options.pairs / 3) {
+            let display = rawDisplays.lowerBound
+            let start = now()
+            _ = try launchRaw(display, as: user, passwordFile: file)
+            guard waitForRaw(display) else { throw Options.Usage("raw Xtigervnc did not answer") }
+            _ = try runOnRaw(display, as: user, script: Self.xfceDesktop)
+            let authority = root.appendingPathComponent("raw-d\(display)/Xauthority").path
+            guard waitForPanel(":\(display)", authority: authority) else { throw Options.Usage("Xfce's panel never came on raw :\(display)") }
+            let rawSeconds = now() - start
+            stopRaw(display)
+            let deskStart = now()
+            let (session, _) = try deskctlStart(user, desktop: "xfce")
+            let sessionAuthority = root.appendingPathComponent("run/by-id/\(session.id)/Xauthority").path
+            guard waitForPanel(session.display.description, authority: sessionAuthority) else { throw Options.Usage("Xfce's panel never came on \(session.display)") }
+            let deskSeconds = now() - deskStart
+            _ = try deskctlKill(session.display)
+            guard index > 0 else { continue }
+            raw.append(rawSeconds)
+            desk.append(deskSeconds)
+            ratios.append(deskSeconds / rawSeconds)
+        }
+        row("raw + Xfce by hand, to its panel", Stats(values: raw))
+        row("deskctl start Xfce, to its panel", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.25×)", Stats(values: ratios).median))
+    }
+
+    /// Polls the window manager's client list of `display` until xfce4-panel is in it.
+    func waitForPanel(_ display: String, authority: String, limit: Double = 60) -> Bool {
+        let deadline = now() + limit
+        let environment = ["DISPLAY=\(display)", "XAUTHORITY=\(authority)"]
+        while now() < deadline {
+            if let list = try? Run.of("/usr/bin/env", environment + ["xprop", "-root", "_NET_CLIENT_LIST"]).stdout,
+               let ids = list.split(separator: "#").last {
+                for id in ids.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !id.isEmpty {
+                    if let name = try? Run.of("/usr/bin/env", environment + ["xprop", "-id", id, "WM_CLASS"]).stdout, name.contains("xfce4-panel") {
+                        return true
+                    }
+                }
+            }
+            usleep(5_000)
+        }
+        return false
     }
 
     /// 2. N starts at once over the bench users, against N raw Xtigervnc at once, in rounds.

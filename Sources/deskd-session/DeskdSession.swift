@@ -10,7 +10,7 @@
 // long as the desktop, whoever administers it meanwhile, and the re-adopting deskd needs none.
 //
 // It tells deskd what happened on stdout, one line each: `ok`, `refused SENTENCE`,
-// `failed SENTENCE`, `xvnc PID`, `desktop PID`, `exit ROLE HOW`.
+// `failed SENTENCE`, `xvnc PID`, `ready` (Xvnc accepts clients), `desktop PID`, `exit ROLE HOW`.
 import CDeskSession
 import CDeskShims
 import Glibc

@@ -75,7 +75,9 @@ final class Supervisor {
                 while case let signal = deskd_read_signal(signals, &sender), signal > 0 {
                     switch signal {
                     case SIGCHLD: break
-                    case SIGUSR1: if sender == xvnc.pid { startDesktop(answering: false) }
+                    case SIGUSR1 where sender == xvnc.pid:
+                        report("ready")
+                        startDesktop(answering: false)
                     default: endSession()
                     }
                 }

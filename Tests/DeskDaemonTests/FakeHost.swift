@@ -145,7 +145,8 @@ final class FakeHost: HostSystem {
         }
     }
 
-    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
+    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
+                  ready: (Int32) -> Bool) -> RFBReadiness {
         while state.withLock({ $0.holdGreeting }) { usleep(1000) }
         let readiness = state.withLock { $0.readiness.isEmpty ? .answered : $0.readiness.removeFirst() }
         if readiness == .exited { state.withLock { _ = $0.processes.removeValue(forKey: xvnc) } }
@@ -226,6 +227,8 @@ struct FakeLogin: LoginProcess {
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
         .success(host.spawn(sessionID: sessionID, uid: uid, executable: "/bin/sh"))
     }
+
+    func awaitXServerReady(waiting milliseconds: Int32) -> Bool { true }
 
     /// A desktop set to end at once (`State.desktopEndsAtOnce`) ends before it settles.
     func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart {
