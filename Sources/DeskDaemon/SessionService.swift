@@ -433,7 +433,7 @@ public final class SessionService: Sendable {
     }
 
     /// How many teardowns run at once in a kill or a reap of many sessions.
-    static let teardownsAtOnce = 16
+    static let teardownsAtOnce = 64
 
     /// Ends `sessions`, a few at a time: a teardown mostly waits (for SIGTERM to land, for the
     /// cgroup to empty, for deskd-session to close the login), so one after another would add

@@ -27,8 +27,7 @@ extension Bench {
         let socket = root.appendingPathComponent("scale.sock").path
         let (process, _) = try launchDaemon(named: "scale", socket: socket, config: """
             [limits]
-            max_sessions_per_user = \(max(10, n))
-            max_sessions = \(n + 10)
+            max_sessions_per_user = \(n / scaleUsers.count + 1)
             displays = "\(first)-\(last)"
             starts_per_minute = 0
             [daemon]
