@@ -449,7 +449,8 @@ actor ManagedSession {
         if count.viewers > 0 { session.lastClientAt = nil }
         session.clients = count.viewers
         session.idleSeconds = count.viewers > 0 ? 0 : max(0, Int(now.timeIntervalSince(session.lastClientAt ?? session.startedAt)))
-        let health: Lifecycle = count.xvncStopped || failedProbe ? .unresponsive : .ready
+        let stopped = count.xvncStopped ?? (lifecycle == .unresponsive && !failedProbe)
+        let health: Lifecycle = stopped || failedProbe ? .unresponsive : .ready
         let persistNow = session.lastClientAt != record.session.lastClientAt || health != lifecycle
         record.session = session
         lifecycle = health

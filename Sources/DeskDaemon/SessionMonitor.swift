@@ -13,7 +13,7 @@ public struct SessionMonitor: Service {
 
     public func run() async throws {
         while !Task.isCancelledOrShuttingDown {
-            await service.refresh()
+            await service.refresh(health: true)
             await service.enforceIdleLimit()
             try? await Task.sleep(for: interval)
         }

@@ -623,7 +623,9 @@ public final class SessionService: Sendable {
     /// runs off every actor, so however many sockets the host holds, requests are not held up;
     /// its answer is applied by session id, to the sessions still there when it comes back.
     /// Cheap enough to run every second.
-    public func refresh(now: Date = Date()) async {
+    /// Counts every session's viewers; `health` (the monitor's census each second) also reads
+    /// each Xvnc's state, which a reader's refresh leaves as the last census found it.
+    public func refresh(now: Date = Date(), health: Bool = false) async {
         let sessions = await registry.all
         guard !sessions.isEmpty else { return }
         var subjects: [ViewerCensus.Subject] = []
@@ -631,7 +633,7 @@ public final class SessionService: Sendable {
             if let subject = await managed.censusSubject { subjects.append(subject) }
         }
         let host = self.host, socketDirectory = configuration.runtimeDirectory
-        let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory) }
+        let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
         for managed in sessions {
             if let count = counts[managed.id] { await managed.apply(count, now: now) }
         }

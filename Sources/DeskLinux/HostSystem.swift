@@ -84,7 +84,8 @@ public protocol HostSystem: Sendable {
     /// Where the kernel refuses that census, the desktop's own connection alone counts.
     func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t]
     /// Viewers per session id, from the kernel's socket tables.
-    func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count]
+    /// `health`: Xvnc's state too (see `ViewerCensus.take`).
+    func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count]
 }
 
 extension HostSystem {

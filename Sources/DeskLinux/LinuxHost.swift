@@ -185,7 +185,7 @@ public final class LinuxHost: HostSystem {
         return ProcFS.holdsSocket(of: desktop, among: clientEnds, scanning: 1024)
     }
 
-    public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count] {
-        ViewerCensus.take(subjects, socketDirectory: socketDirectory)
+    public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count] {
+        ViewerCensus.take(subjects, socketDirectory: socketDirectory, health: health)
     }
 }

@@ -21,10 +21,11 @@ public enum ViewerCensus {
 
     public struct Count: Sendable, Equatable {
         public let viewers: Int
-        /// Xvnc is stopped (SIGSTOP, or traced): it answers nobody.
-        public let xvncStopped: Bool
+        /// Xvnc is stopped (SIGSTOP, or traced): it answers nobody. nil when the census did not
+        /// look (a census for a reader, see `take`).
+        public let xvncStopped: Bool?
 
-        public init(viewers: Int, xvncStopped: Bool) {
+        public init(viewers: Int, xvncStopped: Bool?) {
             self.viewers = viewers
             self.xvncStopped = xvncStopped
         }
@@ -33,7 +34,12 @@ public enum ViewerCensus {
     /// Counts by session id. `socketDirectory` is where every session's socket lives: the dump
     /// keeps only names under it, and only the sessions' ports, so another user's hundred
     /// thousand sockets cost a look in the kernel each, never an entry here.
-    public static func take(_ subjects: [Subject], socketDirectory: String) -> [String: Count] {
+    ///
+    /// `health`: also read each Xvnc's state in /proc, a file open and a `do_task_stat` per
+    /// session, most of what a census of two hundred costs. The monitor's census each second
+    /// does; the one a `list` takes counts viewers only, and the health it shows is at most a
+    /// second old.
+    public static func take(_ subjects: [Subject], socketDirectory: String, health: Bool = true) -> [String: Count] {
         var candidates: [String: [UInt64]] = [:]
         let paths = subjects.compactMap { subject -> String? in
             if case .unixSocket(let path) = subject.endpoint { return path }
@@ -65,7 +71,7 @@ public enum ViewerCensus {
             // connections Xvnc itself holds are viewers (read only when there is a candidate).
             let found = candidates[key] ?? []
             let viewers = found.isEmpty ? 0 : ProcFS.socketInodes(of: subject.xvnc).intersection(found).count
-            let stopped = ProcFS.process(subject.xvnc).map { $0.state == "T" || $0.state == "t" } ?? false
+            let stopped = health ? ProcFS.process(subject.xvnc).map { $0.state == "T" || $0.state == "t" } ?? false : nil
             counts[subject.sessionID] = Count(viewers: viewers, xvncStopped: stopped)
         }
         return counts

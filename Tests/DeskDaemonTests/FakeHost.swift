@@ -205,7 +205,7 @@ final class FakeHost: HostSystem {
         }
     }
 
-    func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String) -> [String: ViewerCensus.Count] {
+    func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count] {
         let viewers = state.withLock { $0.viewers }
         return Dictionary(uniqueKeysWithValues: subjects.map { ($0.sessionID, ViewerCensus.Count(viewers: viewers[$0.sessionID] ?? 0, xvncStopped: false)) })
     }

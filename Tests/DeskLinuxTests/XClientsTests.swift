@@ -5,60 +5,55 @@ import Glibc
 import Testing
 
 /// The census of a display's X clients (issue 27): who connected, as the kernel recorded it,
-/// read from the server's accepted ends. This process plays the X server (a listener on the
-/// display's abstract name, as Xvnc has); real child processes connect.
+/// read from the server's accepted ends. A child process plays the X server (a listener on the
+/// display's abstract name, as Xvnc has, which accepts and holds every connection); other
+/// children of this process connect to it.
 @Suite struct XClientsTests {
     /// A display no test host runs an X server on.
-    static let display = Display(1987 + Int(getpid() % 10))
+    static let display = Display(1940 + Int(getpid() % 10))
 
-    /// Listens on "@/tmp/.X11-unix/XN" (the abstract twin of the display's socket).
-    static func listen(on display: Display) -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let name = Array("/tmp/.X11-unix/X\(display.number)".utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            path[0] = 0
-            for (offset, byte) in name.enumerated() { path[offset + 1] = byte }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, Glibc.listen(fd, 8) == 0 else { close(fd); return nil }
-        return fd
-    }
-
-    /// A child that connects to the display and waits; returns once the server accepted it.
-    static func client(of display: Display, server: Int32, accepted: inout [Int32]) throws -> Process {
-        let process = Process()
+    static func python(_ program: String) throws -> (Process, Pipe) {
+        let process = Process(), output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import socket, time; s = socket.socket(socket.AF_UNIX); s.connect('\\0/tmp/.X11-unix/X\(display.number)'); time.sleep(60)"]
+        process.arguments = ["-c", program]
+        process.standardOutput = output
         try process.run()
-        var entry = pollfd(fd: server, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, 10_000) == 1 else { throw CocoaError(.fileReadUnknown) }
-        accepted.append(accept(server, nil, nil))
-        return process
+        return (process, output)
     }
 
     @Test func theCensusNamesTheOwnersClientsBelowTheHelperAndNoOneElse() throws {
-        let server = try #require(Self.listen(on: Self.display))
-        var accepted: [Int32] = []
-        let first = try Self.client(of: Self.display, server: server, accepted: &accepted)
-        let second = try Self.client(of: Self.display, server: server, accepted: &accepted)
-        defer {
-            for process in [first, second] { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-            (accepted + [server]).forEach { close($0) }
-        }
-        let children = Set([first.processIdentifier, second.processIdentifier])
+        let name = "\\0/tmp/.X11-unix/X\(Self.display.number)"
+        let (server, ready) = try Self.python("""
+            import socket, sys, time
+            s = socket.socket(socket.AF_UNIX); s.bind('\(name)'); s.listen(8)
+            print('listening', flush=True)
+            held = []
+            while True: held.append(s.accept()[0])
+            """)
+        let client = "import socket, time; s = socket.socket(socket.AF_UNIX); s.connect('\(name)'); time.sleep(60)"
+        var clients: [Process] = []
+        defer { for process in clients + [server] { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        #expect(String(decoding: ready.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("listening"))
+        for _ in 0..<2 { clients.append(try Self.python(client).0) }
+        let children = Set(clients.map(\.processIdentifier)), xvnc = server.processIdentifier
 
-        // This process is the "X server" and the children's parent (their "deskd-session").
-        let found = XClients.census(xvnc: getpid(), display: Self.display, owner: getuid(), helper: getpid())
-        #expect(found == .clients(Array(children)) || found == .clients(Array(children).reversed()), "\(found)")
+        // This process is the clients' parent (their "deskd-session").
+        var found = XClients.Census.clients([])
+        #expect(Self.eventually { found = XClients.census(xvnc: xvnc, display: Self.display, owner: getuid(), helper: getpid()); return found == .clients(Array(children)) || found == .clients(Array(children).reversed()) }, "\(found)")
         // Another owner's clients do not count: a user knocking on someone else's display.
-        #expect(XClients.census(xvnc: getpid(), display: Self.display, owner: getuid() &+ 4242, helper: getpid()) == .clients([]))
+        #expect(XClients.census(xvnc: xvnc, display: Self.display, owner: getuid() &+ 4242, helper: getpid()) == .clients([]))
         // Nor do clients outside the session's process tree.
-        #expect(XClients.census(xvnc: getpid(), display: Self.display, owner: getuid(), helper: first.processIdentifier) == .clients([]))
+        #expect(XClients.census(xvnc: xvnc, display: Self.display, owner: getuid(), helper: clients[0].processIdentifier) == .clients([]))
         // Only the display's own socket: the same clients on another display are not its.
-        #expect(XClients.census(xvnc: getpid(), display: Display(Self.display.number + 20), owner: getuid(), helper: getpid()) == .clients([]))
+        #expect(XClients.census(xvnc: xvnc, display: Display(Self.display.number + 20), owner: getuid(), helper: getpid()) == .clients([]))
+    }
+
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<250 {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
     }
 
     @Test func aGoneServerHasNoClients() {
