@@ -129,6 +129,11 @@ struct ConfigurationFileTests {
     @Test("bad values are refused with their line and the reason", arguments: [
         ("[limits]\nmax_sessions_per_user = \"two\"\n", 2, "limits.max_sessions_per_user must be a whole number"),
         ("[limits]\nmax_sessions_per_user = 0\n", 2, "from 1 to 99"),
+        ("[daemon]\nsocket = 5\n", 2, "daemon.socket must be a string in quotes, not 5"),
+        ("[sessions]\nuser_xstartup = \"yes\"\n", 2, "sessions.user_xstartup must be true or false, not \"yes\""),
+        ("limits = 3\n", 1, "limits must be a section ([limits]), not a value"),
+        ("[limits]\nmax_sessions.x = 3\n", 2, "limits.max_sessions must be a whole number from 1 to 99, not { x = 3 }"),
+        ("[sessions]\nkill_grace = 2\n\n[limits]\nmax_sessions = \"4\n", 5, "deskd.toml:5: not valid TOML: a string is not closed before the end of the line"),
         ("[sessions]\n\ndefault_geometry = \"huge\"\n", 3, "sessions.default_geometry is wrong: 'huge' is not a geometry"),
         ("[sessions]\nidle_limit = \"2 hours\"\n", 2, "sessions.idle_limit is wrong"),
         ("[sessions]\ndefault_depth = 8\n", 2, "must be 16, 24 or 32"),
@@ -158,6 +163,14 @@ struct ConfigurationFileTests {
         let error = try #require(parseError(text))
         #expect(error.line == line, "\(error)")
         #expect(error.description.contains(words), "\(error)")
+    }
+
+    @Test("TOML errors keep the form path:line: not valid TOML: reason.")
+    func syntaxErrors() throws {
+        let error = try #require(parseError("[limits\nmax_sessions = 3\n"))
+        #expect(error.description == "deskd.toml:1: not valid TOML: expected ']' to close the header, found the end of the line.")
+        let twice = try #require(parseError("[limits]\nmax_sessions = 3\nmax_sessions = 4\n"))
+        #expect(twice.description == "deskd.toml:3: not valid TOML: key \"max_sessions\" is defined twice.")
     }
 
     @Test("a missing file is fine at the default path and an error when named")
