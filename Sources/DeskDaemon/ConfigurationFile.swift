@@ -56,14 +56,16 @@ public enum ConfigurationFile {
                 }
             }
         }
-        if let problem = crossCheck(configuration) {
+        let given = { (section: String, key: String) in table[section]?.table?[key] != nil }
+        if let problem = crossCheck(configuration, given: given) {
             throw ConfigurationError(path: path, line: table[problem.section]?.table?.line(of: problem.key), message: problem.message)
         }
         return configuration
     }
 
-    /// Rules that span keys.
-    static func crossCheck(_ c: DaemonConfiguration) -> (section: String, key: String, message: String)? {
+    /// Rules that span keys. `given` says whether the file set a key, for a rule that holds
+    /// only for what the admin wrote.
+    static func crossCheck(_ c: DaemonConfiguration, given: (_ section: String, _ key: String) -> Bool) -> (section: String, key: String, message: String)? {
         let exposure = c.vncExposure
         if exposure.usesTCP {
             let ports = Display(c.displayRange.lowerBound).rfbPort(base: exposure.portBase)...Display(c.displayRange.upperBound).rfbPort(base: exposure.portBase)
@@ -96,6 +98,21 @@ public enum ConfigurationFile {
         let (lo, hi) = (c.limits.minimumGeometry, c.limits.maximumGeometry)
         if lo.width > hi.width || lo.height > hi.height {
             return ("limits", "min_geometry", "limits.min_geometry \(lo) is larger than limits.max_geometry \(hi).")
+        }
+        // Each session holds a display, so a count past the range's size could never be reached:
+        // a sign that the admin meant a wider range. The per-user default (4) is not held to it,
+        // so that a range of one to three displays needs no other change.
+        let displays = c.displayRange.count
+        func beyondDisplays(_ key: String, _ count: Int) -> String {
+            let range = c.displayRange, supported = Display.supportedRange
+            let widen = range == supported ? "" : ", or widen limits.displays (up to \"\(supported.lowerBound)-\(supported.upperBound)\")"
+            return "limits.\(key) \(count) is more than the \(displays) display\(displays == 1 ? "" : "s") in limits.displays (\"\(range.lowerBound)-\(range.upperBound)\"), and each session needs a display of its own; lower \(key) to \(displays) or less\(widen)."
+        }
+        if let most = c.limits.maxSessions, most > displays {
+            return ("limits", "max_sessions", beyondDisplays("max_sessions", most))
+        }
+        if let most = c.limits.maxSessionsPerUser, most > displays, given("limits", "max_sessions_per_user") {
+            return ("limits", "max_sessions_per_user", beyondDisplays("max_sessions_per_user", most))
         }
         return nil
     }
@@ -219,12 +236,12 @@ public enum ConfigurationFile {
         Key("limits", "minimum_uid", takes: "a whole number from 1 to 2147483647", default: "1000",
             "Accounts below this uid are system accounts and get no desktop (root never does)."
         ) { c, v throws(Reason) in c.minimumUID = UInt32(try positive(v, max: Int(Int32.max))) },
-        Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to 99", default: "4",
-            "Sessions one user may have at once."
-        ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try positive(v, max: 99) },
-        Key("limits", "max_sessions", takes: "a whole number from 1 to 99", default: nil,
-            "Sessions on the host at once; when unset, as many as limits.displays has free displays."
-        ) { c, v throws(Reason) in c.limits.maxSessions = try positive(v, max: 99) },
+        Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to the number of displays in limits.displays", default: "4",
+            "Sessions one user may have at once. It may exceed max_sessions, which then caps each user as it caps the host."
+        ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try sessionCount(v) },
+        Key("limits", "max_sessions", takes: "a whole number from 1 to the number of displays in limits.displays", default: nil,
+            "Sessions on the host at once; when unset, as many as limits.displays has free displays. With displays = \"1-2000\" (sessions on Unix sockets), up to 2000."
+        ) { c, v throws(Reason) in c.limits.maxSessions = try sessionCount(v) },
         Key("limits", "allowed_users", takes: "a list of user names", default: "[]",
             "If this or allowed_groups is set, only these users, or members of those groups, get a desktop. Empty: every account from minimum_uid up."
         ) { c, v throws(Reason) in c.limits.allowedUsers = try strings(v).map(checkedName) },
@@ -415,6 +432,13 @@ public enum ConfigurationFile {
 
     static func positive(_ v: TOMLValue, max: Int) throws(Reason) -> Int {
         guard let n = v.int, n >= 1, n <= max else { throw Reason("must be a whole number from 1 to \(max), not \(v)") }
+        return n
+    }
+
+    /// A count of sessions; its ceiling, the number of displays, is checked in crossCheck,
+    /// where limits.displays is known whichever order the file gives them in.
+    static func sessionCount(_ v: TOMLValue) throws(Reason) -> Int {
+        guard let n = v.int, n >= 1 else { throw Reason("must be a whole number of sessions, 1 or more, not \(v)") }
         return n
     }
 
