@@ -1,6 +1,5 @@
 import DeskCore
 import FoundationEssentials
-import TOMLKit
 
 /// A mistake in the configuration file, with the line it is on.
 public struct ConfigurationError: Error, CustomStringConvertible {
@@ -13,7 +12,7 @@ public struct ConfigurationError: Error, CustomStringConvertible {
     }
 }
 
-/// /etc/deskd/deskd.toml: read by TOMLKit, checked key by key against the schema below.
+/// /etc/deskd/deskd.toml: read by DeskCore's TOML parser, checked key by key against the schema below.
 /// Unknown sections and keys are errors, not silently ignored: a misspelt limit must not
 /// leave a host without the limit its admin thinks it has.
 public enum ConfigurationFile {
@@ -36,37 +35,37 @@ public enum ConfigurationFile {
 
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> DaemonConfiguration {
         let table: TOMLTable
-        do { table = try TOMLTable(string: text) } catch let error as TOMLParseError {
-            throw ConfigurationError(path: path, line: error.source.begin.line, message: "not valid TOML: \(error.description).")
-        } catch {
-            throw ConfigurationError(path: path, line: nil, message: "not valid TOML.")
+        do { table = try TOML.parse(text) } catch {
+            throw ConfigurationError(path: path, line: error.line, message: "not valid TOML: \(error.message).")
         }
-        let lines = SourceLines(text)
         var configuration = DaemonConfiguration()
-        for section in table.keys.sorted() {
+        // In the file's order, so that of several mistakes the first one is reported.
+        for section in table.keys {
             guard let keys = schema[section] else {
-                throw ConfigurationError(path: path, line: lines.section(section), message: "unknown section [\(section)]; known sections are \(schema.keys.sorted().map { "[\($0)]" }.joined(separator: ", ")).")
+                throw ConfigurationError(path: path, line: table.line(of: section), message: "unknown section [\(section)]; known sections are \(schema.keys.sorted().map { "[\($0)]" }.joined(separator: ", ")).")
             }
             guard let values = table[section]?.table else {
-                throw ConfigurationError(path: path, line: lines.key(section, in: nil), message: "\(section) must be a section ([\(section)]), not a value.")
+                throw ConfigurationError(path: path, line: table.line(of: section), message: "\(section) must be a section ([\(section)]), not a value.")
             }
-            for key in values.keys.sorted() {
-                guard let apply = keys[key] else {
-                    throw ConfigurationError(path: path, line: lines.key(key, in: section), message: "unknown key \(section).\(key); known keys in [\(section)] are \(keys.keys.sorted().joined(separator: ", ")).")
+            for key in values.keys {
+                guard let apply = keys[key], let value = values[key] else {
+                    throw ConfigurationError(path: path, line: values.line(of: key), message: "unknown key \(section).\(key); known keys in [\(section)] are \(keys.keys.sorted().joined(separator: ", ")).")
                 }
-                do { try apply(&configuration, values[key]!) } catch {
-                    throw ConfigurationError(path: path, line: lines.key(key, in: section), message: "\(section).\(key) \(error.reason).")
+                do { try apply(&configuration, value) } catch {
+                    throw ConfigurationError(path: path, line: values.line(of: key), message: "\(section).\(key) \(error.reason).")
                 }
             }
         }
-        if let problem = crossCheck(configuration) {
-            throw ConfigurationError(path: path, line: lines.key(problem.key, in: problem.section), message: problem.message)
+        let given = { (section: String, key: String) in table[section]?.table?[key] != nil }
+        if let problem = crossCheck(configuration, given: given) {
+            throw ConfigurationError(path: path, line: table[problem.section]?.table?.line(of: problem.key), message: problem.message)
         }
         return configuration
     }
 
-    /// Rules that span keys.
-    static func crossCheck(_ c: DaemonConfiguration) -> (section: String, key: String, message: String)? {
+    /// Rules that span keys. `given` says whether the file set a key, for a rule that holds
+    /// only for what the admin wrote.
+    static func crossCheck(_ c: DaemonConfiguration, given: (_ section: String, _ key: String) -> Bool) -> (section: String, key: String, message: String)? {
         let exposure = c.vncExposure
         if exposure.usesTCP {
             let ports = Display(c.displayRange.lowerBound).rfbPort(base: exposure.portBase)...Display(c.displayRange.upperBound).rfbPort(base: exposure.portBase)
@@ -100,6 +99,21 @@ public enum ConfigurationFile {
         if lo.width > hi.width || lo.height > hi.height {
             return ("limits", "min_geometry", "limits.min_geometry \(lo) is larger than limits.max_geometry \(hi).")
         }
+        // Each session holds a display, so a count past the range's size could never be reached:
+        // a sign that the admin meant a wider range. The per-user default (4) is not held to it,
+        // so that a range of one to three displays needs no other change.
+        let displays = c.displayRange.count
+        func beyondDisplays(_ key: String, _ count: Int) -> String {
+            let range = c.displayRange, supported = Display.supportedRange
+            let widen = range == supported ? "" : ", or widen limits.displays (up to \"\(supported.lowerBound)-\(supported.upperBound)\")"
+            return "limits.\(key) \(count) is more than the \(displays) display\(displays == 1 ? "" : "s") in limits.displays (\"\(range.lowerBound)-\(range.upperBound)\"), and each session needs a display of its own; lower \(key) to \(displays) or less\(widen)."
+        }
+        if let most = c.limits.maxSessions, most > displays {
+            return ("limits", "max_sessions", beyondDisplays("max_sessions", most))
+        }
+        if let most = c.limits.maxSessionsPerUser, most > displays, given("limits", "max_sessions_per_user") {
+            return ("limits", "max_sessions_per_user", beyondDisplays("max_sessions_per_user", most))
+        }
         return nil
     }
 
@@ -110,7 +124,7 @@ public enum ConfigurationFile {
         init(_ reason: String) { self.reason = reason }
     }
 
-    typealias Apply = @Sendable (inout DaemonConfiguration, any TOMLValueConvertible) throws(Reason) -> Void
+    typealias Apply = @Sendable (inout DaemonConfiguration, TOMLValue) throws(Reason) -> Void
 
     /// One key of the file: what it takes, its default, what it is for, and how it is checked
     /// and applied. The parser and deskd.toml(5) both read this table, so the manual lists
@@ -222,12 +236,12 @@ public enum ConfigurationFile {
         Key("limits", "minimum_uid", takes: "a whole number from 1 to 2147483647", default: "1000",
             "Accounts below this uid are system accounts and get no desktop (root never does)."
         ) { c, v throws(Reason) in c.minimumUID = UInt32(try positive(v, max: Int(Int32.max))) },
-        Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to 99", default: "4",
-            "Sessions one user may have at once."
-        ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try positive(v, max: 99) },
-        Key("limits", "max_sessions", takes: "a whole number from 1 to 99", default: nil,
-            "Sessions on the host at once; when unset, as many as limits.displays has free displays."
-        ) { c, v throws(Reason) in c.limits.maxSessions = try positive(v, max: 99) },
+        Key("limits", "max_sessions_per_user", takes: "a whole number from 1 to the number of displays in limits.displays", default: "4",
+            "Sessions one user may have at once. It may exceed max_sessions, which then caps each user as it caps the host."
+        ) { c, v throws(Reason) in c.limits.maxSessionsPerUser = try sessionCount(v) },
+        Key("limits", "max_sessions", takes: "a whole number from 1 to the number of displays in limits.displays", default: nil,
+            "Sessions on the host at once; when unset, as many as limits.displays has free displays. With displays = \"1-2000\" (sessions on Unix sockets), up to 2000."
+        ) { c, v throws(Reason) in c.limits.maxSessions = try sessionCount(v) },
         Key("limits", "allowed_users", takes: "a list of user names", default: "[]",
             "If this or allowed_groups is set, only these users, or members of those groups, get a desktop. Empty: every account from minimum_uid up."
         ) { c, v throws(Reason) in c.limits.allowedUsers = try strings(v).map(checkedName) },
@@ -362,7 +376,7 @@ public enum ConfigurationFile {
     ]
 
     /// "off", or an IPv4 address (or localhost) and a port.
-    private static func listenAddress(_ value: any TOMLValueConvertible, example: String) throws(Reason) -> ListenAddress? {
+    private static func listenAddress(_ value: TOMLValue, example: String) throws(Reason) -> ListenAddress? {
         let text = try string(value)
         if text == "off" { return nil }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -380,12 +394,12 @@ public enum ConfigurationFile {
 
     // MARK: Value readers, each failing with the end of a sentence.
 
-    static func string(_ v: any TOMLValueConvertible) throws(Reason) -> String {
-        guard let text = v.string else { throw Reason("must be a string in quotes, not \(v.debugDescription)") }
+    static func string(_ v: TOMLValue) throws(Reason) -> String {
+        guard let text = v.string else { throw Reason("must be a string in quotes, not \(v)") }
         return text
     }
 
-    static func strings(_ v: any TOMLValueConvertible) throws(Reason) -> [String] {
+    static func strings(_ v: TOMLValue) throws(Reason) -> [String] {
         guard let array = v.array else { throw Reason("must be a list of strings, like [\"a\", \"b\"]") }
         var result: [String] = []
         for element in array {
@@ -396,8 +410,8 @@ public enum ConfigurationFile {
     }
 
     /// A size in bytes: a whole number, or one with K, M, G or T (powers of 1024), as "4G".
-    static func byteSize(_ v: any TOMLValueConvertible) throws(Reason) -> Int {
-        let problem = Reason("must be a size such as \"512M\" or \"4G\" (K, M, G, T) or a number of bytes, at least 64M, not \(v.debugDescription)")
+    static func byteSize(_ v: TOMLValue) throws(Reason) -> Int {
+        let problem = Reason("must be a size such as \"512M\" or \"4G\" (K, M, G, T) or a number of bytes, at least 64M, not \(v)")
         var size: Int
         if let n = v.int {
             size = n
@@ -411,22 +425,29 @@ public enum ConfigurationFile {
         return size
     }
 
-    static func bool(_ v: any TOMLValueConvertible) throws(Reason) -> Bool {
-        guard let value = v.bool else { throw Reason("must be true or false, not \(v.debugDescription)") }
+    static func bool(_ v: TOMLValue) throws(Reason) -> Bool {
+        guard let value = v.bool else { throw Reason("must be true or false, not \(v)") }
         return value
     }
 
-    static func positive(_ v: any TOMLValueConvertible, max: Int) throws(Reason) -> Int {
-        guard let n = v.int, n >= 1, n <= max else { throw Reason("must be a whole number from 1 to \(max), not \(v.debugDescription)") }
+    static func positive(_ v: TOMLValue, max: Int) throws(Reason) -> Int {
+        guard let n = v.int, n >= 1, n <= max else { throw Reason("must be a whole number from 1 to \(max), not \(v)") }
         return n
     }
 
-    static func nonNegative(_ v: any TOMLValueConvertible, max: Int) throws(Reason) -> Int {
-        guard let n = v.int, n >= 0, n <= max else { throw Reason("must be a whole number from 0 to \(max), not \(v.debugDescription)") }
+    /// A count of sessions; its ceiling, the number of displays, is checked in crossCheck,
+    /// where limits.displays is known whichever order the file gives them in.
+    static func sessionCount(_ v: TOMLValue) throws(Reason) -> Int {
+        guard let n = v.int, n >= 1 else { throw Reason("must be a whole number of sessions, 1 or more, not \(v)") }
         return n
     }
 
-    static func absolutePath(_ v: any TOMLValueConvertible) throws(Reason) -> String {
+    static func nonNegative(_ v: TOMLValue, max: Int) throws(Reason) -> Int {
+        guard let n = v.int, n >= 0, n <= max else { throw Reason("must be a whole number from 0 to \(max), not \(v)") }
+        return n
+    }
+
+    static func absolutePath(_ v: TOMLValue) throws(Reason) -> String {
         try checkedAbsolute(try string(v))
     }
 
@@ -437,7 +458,7 @@ public enum ConfigurationFile {
         return text
     }
 
-    static func name(_ v: any TOMLValueConvertible) throws(Reason) -> String {
+    static func name(_ v: TOMLValue) throws(Reason) -> String {
         try checkedName(try string(v))
     }
 
@@ -448,19 +469,19 @@ public enum ConfigurationFile {
         return text
     }
 
-    static func oneOf(_ v: any TOMLValueConvertible, _ choices: [String]) throws(Reason) -> String {
+    static func oneOf(_ v: TOMLValue, _ choices: [String]) throws(Reason) -> String {
         let text = try string(v)
         guard choices.contains(text) else { throw Reason("must be one of \(choices.joined(separator: ", ")), not \"\(text)\"") }
         return text
     }
 
-    static func duration(_ v: any TOMLValueConvertible) throws(Reason) -> Int {
+    static func duration(_ v: TOMLValue) throws(Reason) -> Int {
         if let n = v.int, n > 0 { return n }
         return try desk(v) { text throws(DeskError) in try IdleDuration.seconds(parsing: text) }
     }
 
     /// A string checked by one of the core's parsers, whose sentence becomes the reason.
-    static func desk<T>(_ v: any TOMLValueConvertible, _ parse: (String) throws(DeskError) -> T) throws(Reason) -> T {
+    static func desk<T>(_ v: TOMLValue, _ parse: (String) throws(DeskError) -> T) throws(Reason) -> T {
         try desk(try string(v), parse)
     }
 
@@ -470,7 +491,7 @@ public enum ConfigurationFile {
         }
     }
 
-    static func displayRange(_ v: any TOMLValueConvertible) throws(Reason) -> ClosedRange<Int> {
+    static func displayRange(_ v: TOMLValue) throws(Reason) -> ClosedRange<Int> {
         let text = try string(v)
         let parts = text.split(separator: "-").map { $0.trimming() }
         let supported = Display.supportedRange
@@ -485,39 +506,5 @@ public enum ConfigurationFile {
         return parts.count == 4 && parts.allSatisfy { part in
             !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && Int(part).map { (0...255).contains($0) } == true
         }
-    }
-}
-
-/// Finds the line a section or key is on, for error messages. TOMLKit reports lines for
-/// syntax errors only; for schema errors this scan of `[section]` headers and `key =` lines
-/// is enough, because the file has already parsed as TOML.
-struct SourceLines {
-    private let lines: [Substring]
-
-    init(_ text: String) {
-        lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-    }
-
-    func section(_ name: String) -> Int? {
-        lines.firstIndex { Self.header(of: $0) == name }.map { $0 + 1 }
-    }
-
-    func key(_ key: String, in section: String?) -> Int? {
-        var current: String?
-        for (index, line) in lines.enumerated() {
-            if let header = Self.header(of: line) { current = header; continue }
-            guard current == section else { continue }
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            for spelling in [key, "\"\(key)\""] where trimmed.hasPrefix(spelling) {
-                if trimmed.dropFirst(spelling.count).drop(while: { $0 == " " || $0 == "\t" }).first == "=" { return index + 1 }
-            }
-        }
-        return nil
-    }
-
-    private static func header(of line: Substring) -> String? {
-        let trimmed = line.trimming()
-        guard trimmed.hasPrefix("["), !trimmed.hasPrefix("[["), let close = trimmed.firstIndex(of: "]") else { return nil }
-        return trimmed[trimmed.index(after: trimmed.startIndex)..<close].trimming()
     }
 }

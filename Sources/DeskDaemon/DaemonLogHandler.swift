@@ -55,7 +55,17 @@ public struct DaemonLogHandler: LogHandler {
     /// Values with spaces or quotes are quoted, so `key=value` stays parseable.
     static func quoted(_ value: String) -> String {
         guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+        // By scalar, not by Character: "\r\n" is one Character, and its "\n" must be escaped too.
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     /// systemd sets JOURNAL_STREAM=<dev>:<inode> of the stream it connected stderr to.

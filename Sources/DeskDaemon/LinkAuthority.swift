@@ -56,7 +56,7 @@ extension WebSettings {
 
     /// "https://desk.example.org/deskd" → "https://desk.example.org".
     static func origin(of url: String) -> String {
-        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        let afterScheme = url.firstRange(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
         let host = afterScheme.prefix { $0 != "/" }
         return String(url[..<afterScheme.startIndex]) + host
     }

@@ -128,7 +128,14 @@ struct ConfigurationFileTests {
 
     @Test("bad values are refused with their line and the reason", arguments: [
         ("[limits]\nmax_sessions_per_user = \"two\"\n", 2, "limits.max_sessions_per_user must be a whole number"),
-        ("[limits]\nmax_sessions_per_user = 0\n", 2, "from 1 to 99"),
+        ("[limits]\nmax_sessions_per_user = 0\n", 2, "limits.max_sessions_per_user must be a whole number of sessions, 1 or more, not 0"),
+        ("[limits]\nmax_sessions = 100\n", 2, "limits.max_sessions 100 is more than the 99 displays in limits.displays (\"1-99\"), and each session needs a display of its own; lower max_sessions to 99 or less, or widen limits.displays (up to \"1-2000\")."),
+        ("[limits]\nmax_sessions_per_user = 3\ndisplays = \"5-6\"\n", 2, "limits.max_sessions_per_user 3 is more than the 2 displays in limits.displays (\"5-6\")"),
+        ("[daemon]\nsocket = 5\n", 2, "daemon.socket must be a string in quotes, not 5"),
+        ("[sessions]\nuser_xstartup = \"yes\"\n", 2, "sessions.user_xstartup must be true or false, not \"yes\""),
+        ("limits = 3\n", 1, "limits must be a section ([limits]), not a value"),
+        ("[limits]\nmax_sessions.x = 3\n", 2, "limits.max_sessions must be a whole number of sessions, 1 or more, not { x = 3 }"),
+        ("[sessions]\nkill_grace = 2\n\n[limits]\nmax_sessions = \"4\n", 5, "deskd.toml:5: not valid TOML: a string is not closed before the end of the line"),
         ("[sessions]\n\ndefault_geometry = \"huge\"\n", 3, "sessions.default_geometry is wrong: 'huge' is not a geometry"),
         ("[sessions]\nidle_limit = \"2 hours\"\n", 2, "sessions.idle_limit is wrong"),
         ("[sessions]\ndefault_depth = 8\n", 2, "must be 16, 24 or 32"),
@@ -158,6 +165,43 @@ struct ConfigurationFileTests {
         let error = try #require(parseError(text))
         #expect(error.line == line, "\(error)")
         #expect(error.description.contains(words), "\(error)")
+    }
+
+    @Test("sessions past 99: up to the number of displays, :1 to :2000 on Unix sockets")
+    func sessionsPast99() throws {
+        let configuration = try ConfigurationFile.parse("""
+            [limits]
+            displays = "1-2000"
+            max_sessions = 400
+            max_sessions_per_user = 400
+            """, path: "deskd.toml")
+        #expect(configuration.limits.maxSessions == 400 && configuration.limits.maxSessionsPerUser == 400)
+        #expect(configuration.displayRange == 1...2000)
+        // Order does not matter: the range may come after the counts it bounds.
+        let full = try ConfigurationFile.parse("[limits]\nmax_sessions = 2000\ndisplays = \"1-2000\"\n", path: "deskd.toml")
+        #expect(full.limits.maxSessions == 2000)
+
+        let error = try #require(parseError("[limits]\ndisplays = \"1-2000\"\nmax_sessions = 2001\n"))
+        #expect(error.line == 3)
+        #expect(error.description == "deskd.toml:3: limits.max_sessions 2001 is more than the 2000 displays in limits.displays (\"1-2000\"), and each session needs a display of its own; lower max_sessions to 2000 or less.")
+        let perUser = try #require(parseError("[limits]\ndisplays = \"1-2000\"\nmax_sessions_per_user = 2001\n"))
+        #expect(perUser.line == 3 && perUser.message.hasPrefix("limits.max_sessions_per_user 2001 is more than the 2000 displays"))
+    }
+
+    @Test("a per-user cap above the host's is allowed, and the default per-user cap fits any range")
+    func perUserAboveHost() throws {
+        let configuration = try ConfigurationFile.parse("[limits]\nmax_sessions = 10\nmax_sessions_per_user = 20\n", path: "deskd.toml")
+        #expect(configuration.limits.maxSessions == 10 && configuration.limits.maxSessionsPerUser == 20)
+        // Two displays and the default of 4 per user: not the admin's doing, so not an error.
+        #expect(try ConfigurationFile.parse("[limits]\ndisplays = \"1-2\"\n", path: "deskd.toml").limits.maxSessionsPerUser == 4)
+    }
+
+    @Test("TOML errors keep the form path:line: not valid TOML: reason.")
+    func syntaxErrors() throws {
+        let error = try #require(parseError("[limits\nmax_sessions = 3\n"))
+        #expect(error.description == "deskd.toml:1: not valid TOML: expected ']' to close the header, found the end of the line.")
+        let twice = try #require(parseError("[limits]\nmax_sessions = 3\nmax_sessions = 4\n"))
+        #expect(twice.description == "deskd.toml:3: not valid TOML: key \"max_sessions\" is defined twice.")
     }
 
     @Test("a missing file is fine at the default path and an error when named")
