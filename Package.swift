@@ -86,7 +86,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            // The release binary, smaller by 3.8 MB with nothing lost: nothing loads deskd as a
+            // library, so its symbols need not be exported (the toolchain exports them all, 2.3 MB
+            // stripped), and its relative relocations (position independence: 1.5 MB of them) are
+            // packed as DT_RELR, which glibc reads since 2.36 (Debian 12) and ld.bfd writes
+            // (gold, the toolchain's default, does not).
+            linkerSettings: [.unsafeFlags(["-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                           "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "deskctl",

@@ -203,7 +203,7 @@ public enum ConfigurationFile {
             c.defaultDepth = depth
         },
         Key("sessions", "start_timeout", takes: "a duration", default: "\"20s\"",
-            "How long Xvnc has to answer an RFB handshake before a start fails."
+            "The deadline of a start: deskd-session's login, Xvnc's RFB handshake and the desktop's first X connection all come within it. A start whose Xvnc has not answered by then fails; a desktop still running but not yet on its display is answered anyway, with a line in its log. A working desktop reaches its display in milliseconds: this is a bound, never a wait."
         ) { c, v throws(Reason) in c.startTimeout = .seconds(try duration(v)) },
         Key("sessions", "kill_grace", takes: "a duration", default: "\"3s\"",
             "Between SIGTERM and SIGKILL when a session is killed."

@@ -33,6 +33,8 @@ final class Supervisor {
     private var children: [Child] = []
     private var commandsOpen = true
     private var xvncEnded = false
+    /// Xvnc has said it accepts clients.
+    private var xvncReady = false
     private var desktopStarted = false
     private var killDeadline: Double?
     private var command: [UInt8] = []
@@ -75,7 +77,10 @@ final class Supervisor {
                 while case let signal = deskd_read_signal(signals, &sender), signal > 0 {
                     switch signal {
                     case SIGCHLD: break
-                    case SIGUSR1 where sender == xvnc.pid:
+                    case SIGUSR1 where sender == xvnc.pid && !xvncReady:
+                        // Said once: Xvnc is the user's process, and a user who makes it send
+                        // SIGUSR1 in a loop must not fill a pipe deskd no longer reads.
+                        xvncReady = true
                         report("ready")
                         startDesktop(answering: false)
                     default: endSession()
