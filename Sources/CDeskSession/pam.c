@@ -60,15 +60,12 @@ int deskd_session_signalfd(void) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGUSR1);
     if (sigprocmask(SIG_BLOCK, &set, NULL) != 0) return -1;
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-int deskd_read_signal(int fd, pid_t *sender) {
+int deskd_read_signal(int fd) {
     struct signalfd_siginfo info;
     ssize_t n = read(fd, &info, sizeof info);
-    if (n != (ssize_t)sizeof info) return -1;
-    if (sender != NULL) *sender = (pid_t)info.ssi_pid;
-    return (int)info.ssi_signo;
+    return n == (ssize_t)sizeof info ? (int)info.ssi_signo : -1;
 }

@@ -108,11 +108,6 @@ pid_t deskd_spawn_process_pidfd(const struct deskd_spawn_spec *spec, int *pidfd)
         struct sigaction dfl = {0};
         dfl.sa_handler = SIG_DFL;
         for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
-        if (spec->x_server_ready_signal) {
-            struct sigaction ignore = {0};
-            ignore.sa_handler = SIG_IGN;
-            sigaction(SIGUSR1, &ignore, NULL);
-        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -178,7 +173,6 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
     struct deskd_spawn_spec spec = {
         .path = path, .argv = argv, .envp = envp, .in_fd = -1, .out_fd = out_fd, .err_fd = -1,
         .cgroup_fd = cgroup_fd, .umask_value = umask_value, .uid = (uid_t)-1, .gid = (gid_t)-1, .directory = NULL,
-        .x_server_ready_signal = 0,
     };
     return deskd_spawn_process(&spec);
 }
@@ -321,77 +315,4 @@ int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int pre
     message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
     struct deskd_unix_output output = { out, capacity, 0, prefixes, prefix_count };
     return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
-}
-
-#include <dirent.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <sys/un.h>
-
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
-/* The X clients of one X server, as the kernel recorded them when each connected: every
-   accepted (not listening) Unix socket of `server` whose local name is `socket_path` (or its
-   abstract twin, "@" + path) is copied here with pidfd_getfd and asked for SO_PEERCRED. The
-   copy is closed at once; the server's own descriptor is never touched. Only the first
-   `scan_limit` descriptors are looked at: the server is the user's process and may hold as
-   many as its limit allows. Returns how many peers were written (at most `capacity`), or -1
-   with errno (ESRCH: gone; EPERM or ENOSYS: this kernel or sandbox does not allow it). */
-int deskd_x_client_peers(pid_t server, const char *socket_path, struct deskd_peer *peers, int capacity, int scan_limit) {
-    int pidfd = (int)syscall(SYS_pidfd_open, server, 0);
-    if (pidfd < 0) return -1;
-    char directory[64];
-    snprintf(directory, sizeof directory, "/proc/%d/fd", (int)server);
-    DIR *fds = opendir(directory);
-    if (fds == NULL) {
-        int saved = errno;
-        close(pidfd);
-        errno = saved;
-        return -1;
-    }
-    size_t path_length = strlen(socket_path);
-    int found = 0, scanned = 0, failure = 0;
-    struct dirent *entry;
-    while (found < capacity && scanned < scan_limit && (entry = readdir(fds)) != NULL) {
-        scanned++;
-        char target[64];
-        ssize_t n = readlinkat(dirfd(fds), entry->d_name, target, sizeof target - 1);
-        if (n < 9 || strncmp(target, "socket:[", 8) != 0) continue;
-        int number = atoi(entry->d_name);
-        int copy = (int)syscall(SYS_pidfd_getfd, pidfd, number, 0);
-        if (copy < 0) {
-            if (errno == EPERM || errno == ENOSYS) { failure = errno; break; }
-            continue;   /* closed meanwhile */
-        }
-        int listening = 0;
-        socklen_t size = sizeof listening;
-        struct sockaddr_un local;
-        socklen_t local_size = sizeof local;
-        struct ucred credentials;
-        socklen_t credentials_size = sizeof credentials;
-        memset(&local, 0, sizeof local);
-        if (getsockopt(copy, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 && !listening
-            && getsockname(copy, (struct sockaddr *)&local, &local_size) == 0 && local.sun_family == AF_UNIX
-            && getsockopt(copy, SOL_SOCKET, SO_PEERCRED, &credentials, &credentials_size) == 0) {
-            size_t name_length = local_size > offsetof(struct sockaddr_un, sun_path) ? local_size - offsetof(struct sockaddr_un, sun_path) : 0;
-            const char *name = local.sun_path;
-            if (name_length > 0 && name[0] == '\0') { name++; name_length--; }             /* abstract */
-            else if (name_length > 0 && name[name_length - 1] == '\0') { name_length--; } /* path, NUL-ended */
-            if (name_length == path_length && memcmp(name, socket_path, path_length) == 0 && credentials.pid > 0) {
-                peers[found].pid = credentials.pid;
-                peers[found].uid = credentials.uid;
-                found++;
-            }
-        }
-        close(copy);
-    }
-    closedir(fds);
-    close(pidfd);
-    if (failure != 0 && found == 0) {
-        errno = failure;
-        return -1;
-    }
-    return found;
 }

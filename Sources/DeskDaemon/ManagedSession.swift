@@ -252,7 +252,7 @@ actor ManagedSession {
         // Ready means a real RFB handshake with this session's Xvnc, and no one else.
         timings.mark("spawned")
         let xvnc = record.session.pid, endpoint = self.endpoint, address = exposure.reachableAddress
-        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline, ready: login.awaitXServerReady) }
+        let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline) }
         try await stopIfKilled()
         switch readiness {
         case .answered:
@@ -293,12 +293,11 @@ actor ManagedSession {
         return password
     }
 
-    /// Waits for the desktop to reach its display before `start` answers: ready means a process
-    /// of the session holds an X connection (XClients), whichever process that is: the
-    /// xstartup itself, a child of its shell, dbus-launch's. deskd-session has usually started
-    /// the desktop already, the moment Xvnc accepted clients, so this wait runs beside the
-    /// desktop's own start and holds nothing of it back. The bound is the start's deadline
-    /// (sessions.start_timeout), not a wait: a working desktop ends it within milliseconds.
+    /// Starts the desktop once Xvnc has answered and waits for it to reach its display before
+    /// `start` answers: ready means a process of the session holds an X connection (XClients),
+    /// whichever process that is: the xstartup itself, a child of its shell, dbus-launch's. The
+    /// bound is the start's deadline (sessions.start_timeout), not a wait: a working desktop
+    /// ends it within milliseconds.
     ///
     /// A desktop that ends first fails the start with its exit status and last log lines, with
     /// one exception, the shape the VNC guides teach (`gnome-session &` as the last line): a
@@ -321,9 +320,9 @@ actor ManagedSession {
         record.session.desktopPid = desktop
         // Who the desktop is, so a watch begun later is not put on a newer process with its pid.
         desktopStartTicks = host.identity(of: desktop)?.startTicks
-        let owner = record.session.uid, helper = login.pid
+        let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let reached: @Sendable () -> Bool = {
-            !host.desktopClients(xvnc: xvnc, display: display, owner: owner, helper: helper, desktop: desktop).isEmpty
+            host.desktopClients(xvnc: xvnc, display: display, cgroup: cgroup, desktop: desktop)?.isEmpty == false
         }
         var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try await stopIfKilled()
@@ -579,12 +578,9 @@ actor ManagedSession {
         host.onExit(of: record.session.pid) { [weak self] in
             Task { await self?.processExited(role: "xvnc") }
         }
-        // A desktop whose script already left its clients running (noticed before a restart of
-        // deskd): its clients are what keeps the session, so they are what is watched.
-        if record.desktopLeftClients == true {
-            Task { await self.processExited(role: "desktop") }
-            return
-        }
+        // A desktop whose script already left its clients running: its clients are what keeps
+        // the session, and the monitor looks at them each second (checkLeftClients).
+        if record.desktopLeftClients == true { return }
         guard let desktop = record.session.desktopPid else { return }
         // The desktop ended between its first moments and this watch, and its pid went to a
         // newer process: watching that one would keep the session past its desktop.
@@ -615,46 +611,47 @@ actor ManagedSession {
 
     // MARK: A desktop that left its clients running
 
-    /// Pids of the session's X clients already watched, so each is watched once.
-    private var watchedClients: Set<pid_t> = []
+    /// Censuses in a row that found none of the session's X clients, for a session kept for
+    /// them: it ends at the second, so one odd look at the kernel's tables ends nothing.
+    private var emptyClientCensuses = 0
 
-    /// The desktop's script has ended: if processes of the session still hold its display, the
-    /// session stays with them, and each is watched; true if so.
+    /// The desktop's script has ended. If it ended at once (as `gnome-session &` as a last line
+    /// does: within the start's own deadline, `sessions.start_timeout`, of the start) and
+    /// processes of the session hold its display, the session stays with them; true if so. A
+    /// desktop that ran for a while and ended is a logout, whatever it left (Debian's
+    /// Xtigervnc-session leaves `vncconfig -iconic` behind): its session ends, as before.
     private func keepForLeftClients() async -> Bool {
-        let clients = await sessionClients()
-        guard !clients.isEmpty, isRunning else { return false }
+        if record.desktopLeftClients != true {
+            let window = environment.configuration.value.startTimeout
+            guard Date().timeIntervalSince(record.session.startedAt) < Double(window.components.seconds) else { return false }
+        }
+        guard let clients = await sessionClients(), !clients.isEmpty, isRunning else { return false }
         desktopLeftRunning(logDirectory: record.logDirectory, processes: clients.count)
         persist()
-        watch(clients)
         return true
     }
 
-    /// The session's processes that hold its display now (see XClients).
-    private func sessionClients() async -> [pid_t] {
-        guard let helper = record.helper, helper > 0 else { return [] }
-        let host = self.host, xvnc = record.session.pid, display = self.display, owner = record.session.uid
-        return await onDedicatedThread { host.desktopClients(xvnc: xvnc, display: display, owner: owner, helper: helper, desktop: nil) }
+    /// The session's processes that hold its display now (see XClients); nil if unknown.
+    private func sessionClients() async -> [pid_t]? {
+        let host = self.host, xvnc = record.session.pid, display = self.display
+        let cgroup = record.cgroup.map(SessionCGroup.init(path:))
+        return await onDedicatedThread { host.desktopClients(xvnc: xvnc, display: display, cgroup: cgroup, desktop: nil) }
     }
 
-    private func watch(_ clients: [pid_t]) {
-        for pid in clients where watchedClients.insert(pid).inserted {
-            host.onExit(of: pid) { [weak self] in
-                Task { await self?.clientExited(pid) }
-            }
-        }
-    }
-
-    /// One of the left clients ended: the session ends with the last of them. A client may
-    /// have started others meanwhile (a panel's applets); those are watched from now on.
-    private func clientExited(_ pid: pid_t) async {
-        watchedClients.remove(pid)
-        guard isRunning else { return }
-        let clients = await sessionClients()
+    /// The monitor's look, each second, at a session kept for the clients its desktop left: it
+    /// ends once none of them holds the display. A look each second rather than a watch per
+    /// client: the clients are the user's to multiply, and each watch would cost deskd a
+    /// descriptor.
+    func checkLeftClients() async {
+        guard isRunning, record.desktopLeftClients == true else { return }
+        guard let clients = await sessionClients() else { return }
         guard clients.isEmpty else {
-            watch(clients)
+            emptyClientCensuses = 0
             return
         }
-        logger.info("the desktop's last X client exited; ending the session", metadata: record.session.logMetadata)
+        emptyClientCensuses += 1
+        guard emptyClientCensuses >= 2, isRunning else { return }
+        logger.info("the desktop's last X client is gone; ending the session", metadata: record.session.logMetadata)
         await end(.exited(role: "desktop"))
     }
 

@@ -61,10 +61,7 @@ public protocol HostSystem: Sendable {
     /// Starts deskd-session, which opens the PAM login and starts Xvnc; see Sources/deskd-session.
     func startLogin(_ spec: SessionHelper.Spec, helper: String, stderr: Int32) throws(OSError) -> any LoginProcess
     /// Waits until the session's own Xvnc completes an RFB greeting on `endpoint`.
-    /// `ready(ms)` waits up to `ms` milliseconds for word that Xvnc accepts clients and says
-    /// whether it came: a handshake is tried then, and less and less often while none comes.
-    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
-                  ready: (Int32) -> Bool) -> RFBReadiness
+    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness
     /// A real RFB session up to a framebuffer update with `password`; with `authenticate` off
     /// (TLS with a certificate only), the server's greeting alone.
     func probe(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, authenticate: Bool, password: String?, timeout: Duration) -> Result<RFBProbe, RFBClient.Failure>
@@ -79,10 +76,10 @@ public protocol HostSystem: Sendable {
     func reap(_ pid: pid_t)
     /// Calls `handler` once `pid`, a child of deskd's or not, has ended (and reaps a child).
     func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void)
-    /// The session's processes (its owner's, below its deskd-session `helper`) that hold a
-    /// connection to `xvnc`'s X display: the sign that the desktop got as far as its display.
-    /// Where the kernel refuses that census, the desktop's own connection alone counts.
-    func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t]
+    /// The session's processes (those of its cgroup; without one, the desktop alone) that hold
+    /// a connection to `xvnc`'s X display: the sign that the desktop got as far as its display.
+    /// nil when the kernel could not be asked (see XClients).
+    func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]?
     /// Viewers per session id, from the kernel's socket tables.
     /// `health`: Xvnc's state too (see `ViewerCensus.take`).
     func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count]
@@ -102,7 +99,6 @@ public protocol LoginProcess: Sendable {
     func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError>
     func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart
-    func awaitXServerReady(waiting milliseconds: Int32) -> Bool
 }
 
 extension SessionHelper: LoginProcess {}

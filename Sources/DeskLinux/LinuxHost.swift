@@ -88,15 +88,8 @@ public final class LinuxHost: HostSystem {
 
     /// Polled every half millisecond, so the answer is not late by a scheduler tick; the kernel
     /// must name `xvnc` as the server before its greeting counts.
-    /// Waits on Xvnc's word (through deskd-session) rather than knocking: every attempt is a
-    /// connection Xvnc must accept and a look in /proc, taken from the two cores Xvnc is
-    /// starting on. Without the word (an X server that does not send it), attempts come at
-    /// 2 ms doubling to 64 ms; after it, at once.
-    public func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
-                         ready: (Int32) -> Bool) -> RFBReadiness {
-        var pause: Int32 = 2
+    public func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
         while true {
-            let signalled = ready(pause)
             if !ProcFS.isAlive(xvnc) { return .exited }
             switch RFBHandshake.attempt(endpoint, host: host, xvnc: xvnc, timeoutMilliseconds: 500) {
             case .answered: return .answered
@@ -104,7 +97,7 @@ public final class LinuxHost: HostSystem {
             case .refused, .silent: break
             }
             if ContinuousClock.now > deadline { return .timedOut }
-            if signalled { usleep(500) } else { pause = min(pause * 2, 64) }
+            usleep(500)
         }
     }
 
@@ -159,30 +152,9 @@ public final class LinuxHost: HostSystem {
         exitMonitor.watch(pid, onExit: handler)
     }
 
-    public func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t] {
-        switch XClients.census(xvnc: xvnc, display: display, owner: owner, helper: helper) {
-        case .clients(let pids): return pids
-        case .unavailable:
-            guard let desktop, holdsDisplayConnection(desktop, xvnc: xvnc, display: display) else { return [] }
-            return [desktop]
-        }
-    }
-
-    /// The fallback, for a kernel without pidfd_getfd: an X client's connection, once accepted,
-    /// carries the name of the socket it came in on (Xvnc listens on /tmp/.X11-unix/XN and its
-    /// abstract twin); its peer is the client's end. The accepted end must be one of Xvnc's own
-    /// sockets, the client's end one of the desktop's.
-    func holdsDisplayConnection(_ desktop: pid_t, xvnc: pid_t, display: Display) -> Bool {
-        let path = XSocketDirectory.path + "/X\(display.number)"
-        let accepted = ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [path, "@" + path])
-            .filter { $0.name == path || $0.name == "@" + path }
-        guard !accepted.isEmpty else { return false }
-        // Xvnc's own accepted ends first, then the desktop's fds, which the user controls (up to
-        // its RLIMIT_NOFILE of them): only until the first match, and only the first 1024.
-        let servers = ProcFS.socketInodes(of: xvnc)
-        let clientEnds = Set(accepted.filter { servers.contains($0.inode) }.map(\.peer))
-        guard !clientEnds.isEmpty else { return false }
-        return ProcFS.holdsSocket(of: desktop, among: clientEnds, scanning: 1024)
+    public func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
+        let candidates: [pid_t] = if let cgroup, cgroup.exists { cgroup.pids } else { desktop.map { [$0] } ?? [] }
+        return XClients.holders(among: candidates, xvnc: xvnc, display: display)
     }
 
     public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count] {

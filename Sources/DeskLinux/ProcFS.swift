@@ -281,6 +281,11 @@ public enum ProcFS {
         unixSocketsIfAvailable(states: states, named: prefixes) ?? []
     }
 
+    /// The same, or nil when the kernel could not be asked (no unix_diag, or the dump failed).
+    public static func unixSocketsOrNil(states: Set<UInt8>, named prefixes: [String] = []) -> [UnixSocket]? {
+        unixSocketsIfAvailable(states: states, named: prefixes)
+    }
+
     private static func unixSocketsIfAvailable(states: Set<UInt8>, named prefixes: [String]) -> [UnixSocket]? {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
         let copies = prefixes.map { strdup($0) }
@@ -305,9 +310,9 @@ public enum ProcFS {
         return found
     }
 
-    public static func socketInodes(of pid: pid_t) -> Set<UInt64> {
+    public static func socketInodes(of pid: pid_t, scanning limit: Int = .max) -> Set<UInt64> {
         var inodes = Set<UInt64>()
-        visitSocketInodes(of: pid, scanning: .max) { inodes.insert($0); return true }
+        visitSocketInodes(of: pid, scanning: limit) { inodes.insert($0); return true }
         return inodes
     }
 

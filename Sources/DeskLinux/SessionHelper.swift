@@ -1,6 +1,5 @@
 import CDeskShims
 import Glibc
-import Synchronization
 
 /// deskd's side of `deskd-session`, the root process that holds one desktop's PAM session and
 /// runs its processes (see Sources/deskd-session). deskd starts it with the spec on a pipe, then
@@ -85,8 +84,6 @@ public final class SessionHelper: Sendable {
     public let pid: pid_t
     private let commands: Int32
     private let replies: Int32
-    /// deskd-session has said `ready`.
-    private let xServerReady = Atomic<Bool>(false)
 
     private init(pid: pid_t, commands: Int32, replies: Int32) {
         self.pid = pid
@@ -116,7 +113,7 @@ public final class SessionHelper: Sendable {
                 helper.withCString { path in
                     var process = deskd_spawn_spec(
                         path: path, argv: argv, envp: envp, in_fd: input[0], out_fd: output[1], err_fd: stderr,
-                        cgroup_fd: -1, umask_value: 0o022, uid: uid_t.max, gid: gid_t.max, directory: nil, x_server_ready_signal: 0)
+                        cgroup_fd: -1, umask_value: 0o022, uid: uid_t.max, gid: gid_t.max, directory: nil)
                     return deskd_spawn_process(&process)
                 }
             }
@@ -155,29 +152,6 @@ public final class SessionHelper: Sendable {
         return .failed("deskd-session said nothing within the start timeout")
     }
 
-    /// Waits up to `milliseconds` for deskd-session to say Xvnc accepts clients (`ready`, sent
-    /// on Xvnc's own signal); true once it has. Reads no further than that line, so what
-    /// follows it (the desktop's pid, an exit) is left for the readers that expect it.
-    public func awaitXServerReady(waiting milliseconds: Int32) -> Bool {
-        if xServerReady.load(ordering: .relaxed) { return true }
-        let deadline = ContinuousClock.now + .milliseconds(Int(milliseconds))
-        var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
-        while true {
-            let left = deadline - ContinuousClock.now
-            let wait = Int32(max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            entry.revents = 0
-            guard poll(&entry, 1, wait) > 0 else { return false }
-            // deskd-session writes each line whole: a readable pipe holds one.
-            guard let line = readLine(until: .now + .milliseconds(100)) else { return false }
-            if line == "ready" {
-                xServerReady.store(true, ordering: .relaxed)
-                return true
-            }
-            // Xvnc ended: it will never be ready, and the caller finds it gone.
-            if line.hasPrefix("exit xvnc") { return false }
-        }
-    }
-
     /// Asks for the desktop and waits for its pid.
     public func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
         let command = Array("desktop\n".utf8)
@@ -197,8 +171,7 @@ public final class SessionHelper: Sendable {
     /// process ends (deskd-session says how), or `deadline`. `settled` is asked at once, then
     /// every millisecond for the first 32 (a desktop that opens its display itself does so
     /// within a few, and each millisecond of lag is the person's), then less and less often up
-    /// to every 32 ms for a desktop with a long way to its display. Each ask is a look at
-    /// Xvnc's descriptors.
+    /// to every 32 ms for a desktop with a long way to its display.
     public func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> DesktopStart {
         let begun = ContinuousClock.now
         var pause: Int32 = 1

@@ -279,7 +279,7 @@ final class Bench: @unchecked Sendable {
     }
 
     /// Runs `script` by hand on raw server `display`, as its user would after starting Xvnc,
-    /// and returns once a process of it holds an X connection (the census deskd makes).
+    /// and returns once Xvnc has accepted an X connection.
     func runOnRaw(_ display: Int, as user: UserAccount, script: String) throws -> pid_t {
         guard let xvnc = rawServers[display] else { throw Options.Usage("no raw server on :\(display)") }
         let directory = root.appendingPathComponent("raw-d\(display)").path
@@ -293,9 +293,14 @@ final class Bench: @unchecked Sendable {
             logFD: devNull, cgroup: nil, umask: 0o022
         ))
         rawDesktops[display] = shell
+        // Nothing else connects to a raw server of the bench's: any connection Xvnc accepted on
+        // its X socket is the script's (deskd also asks which process holds it).
+        let socket = XSocketDirectory.path + "/X\(display)"
         let deadline = now() + 30
         while now() < deadline {
-            if case .clients(let pids) = XClients.census(xvnc: xvnc, display: Display(display), owner: user.uid, helper: getpid()), !pids.isEmpty {
+            let servers = ProcFS.socketInodes(of: xvnc, scanning: 1024)
+            if ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [socket, "@" + socket])
+                .contains(where: { ($0.name == socket || $0.name == "@" + socket) && servers.contains($0.inode) }) {
                 return shell
             }
             usleep(500)

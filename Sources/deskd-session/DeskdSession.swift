@@ -1,16 +1,16 @@
 // deskd-session: the process behind one desktop. deskd starts it as root, one per session, and
 // tells it on stdin what to run. It opens the desktop's PAM session (so the account stack can
 // refuse the login, and the session gets its keyring, limits and environment as a login
-// does), starts Xvnc and, once Xvnc accepts X clients (or deskd says so), the desktop, as the
-// user, inside the session's cgroup; keeps their output in capped files of root's that
-// outlive the session; records how each ended; and closes the PAM session once the last
-// session process is gone. It is single-threaded, so dropping to the user in a forked child is safe here (it is not in deskd).
+// does), starts Xvnc and, when deskd says so, the desktop, as the user, inside the session's
+// cgroup; keeps their output in capped files of root's that outlive the session; records how
+// each ended; and closes the PAM session once the last session process is gone. It is
+// single-threaded, so dropping to the user in a forked child is safe here (it is not in deskd).
 //
 // It outlives a restart of deskd (deskd.service has KillMode=process): the PAM handle lives as
 // long as the desktop, whoever administers it meanwhile, and the re-adopting deskd needs none.
 //
 // It tells deskd what happened on stdout, one line each: `ok`, `refused SENTENCE`,
-// `failed SENTENCE`, `xvnc PID`, `ready` (Xvnc accepts clients), `desktop PID`, `exit ROLE HOW`.
+// `failed SENTENCE`, `xvnc PID`, `desktop PID`, `exit ROLE HOW`.
 import CDeskSession
 import CDeskShims
 import Glibc

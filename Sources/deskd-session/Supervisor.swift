@@ -3,8 +3,7 @@ import CDeskShims
 import Glibc
 
 /// Runs the session's processes and waits for the last of them: starts Xvnc at once and the
-/// desktop the moment Xvnc accepts X clients (its SIGUSR1, below) or deskd says `desktop` on
-/// stdin, whichever comes first; keeps their output, records how each ended, and
+/// desktop when deskd says `desktop` on stdin, keeps their output, records how each ended, and
 /// on SIGTERM (or `stop`) ends them, SIGKILL following 10 s later. As a child subreaper it
 /// inherits every orphan of the session, so "no child left" means the session is over.
 ///
@@ -33,8 +32,6 @@ final class Supervisor {
     private var children: [Child] = []
     private var commandsOpen = true
     private var xvncEnded = false
-    /// Xvnc has said it accepts clients.
-    private var xvncReady = false
     private var desktopStarted = false
     private var killDeadline: Double?
     private var command: [UInt8] = []
@@ -47,10 +44,7 @@ final class Supervisor {
     }
 
     func run() {
-        // Started with SIGUSR1 ignored, an X server sends its parent SIGUSR1 once it accepts
-        // clients (xinit's "smart parent"): the desktop starts then, with no poll and no round
-        // trip through deskd. deskd's `desktop` remains for an X server that does not say so.
-        guard let xvnc = launch("xvnc", spec.xvnc, umask: spec.xvncUmask, readySignal: true) else {
+        guard let xvnc = launch("xvnc", spec.xvnc, umask: spec.xvncUmask) else {
             record("xvnc", "could not be started")
             report("failed", "could not start \(spec.xvnc[0]): \(String(cString: strerror(errno))).")
             return
@@ -73,18 +67,8 @@ final class Supervisor {
             }
             if listening, fds[1].revents != 0 { readCommand() }
             if fds[0].revents != 0 {
-                var sender: pid_t = 0
-                while case let signal = deskd_read_signal(signals, &sender), signal > 0 {
-                    switch signal {
-                    case SIGCHLD: break
-                    case SIGUSR1 where sender == xvnc.pid && !xvncReady:
-                        // Said once: Xvnc is the user's process, and a user who makes it send
-                        // SIGUSR1 in a loop must not fill a pipe deskd no longer reads.
-                        xvncReady = true
-                        report("ready")
-                        startDesktop(answering: false)
-                    default: endSession()
-                    }
+                while case let signal = deskd_read_signal(signals), signal > 0 {
+                    if signal != SIGCHLD { endSession() }
                 }
                 if !reapChildren() { break }   // no child left: every session process has ended
             }
@@ -107,32 +91,21 @@ final class Supervisor {
         }
         let text = String(decoding: command, as: UTF8.self)
         command.removeAll()
-        if text == "desktop" {
-            startDesktop(answering: true)
+        if text == "desktop" && !desktopStarted && !xvncEnded {
+            desktopStarted = true
+            if let desktop = launch("desktop", spec.desktop, umask: 0o022) {
+                children.append(desktop)
+                report("desktop", String(desktop.pid))
+            } else {
+                record("desktop", "could not be started")
+                report("failed", "could not start the desktop: \(String(cString: strerror(errno))).")
+            }
         } else if text == "stop" {
             endSession()
         }
     }
 
-    /// Starts the desktop once, unless Xvnc has ended, and says its pid; deskd's ask for one
-    /// already started is answered with its pid again.
-    private func startDesktop(answering: Bool) {
-        if let desktop = children.first(where: { $0.role == "desktop" }) {
-            if answering { report("desktop", String(desktop.pid)) }
-            return
-        }
-        guard !desktopStarted, !xvncEnded else { return }
-        desktopStarted = true
-        if let desktop = launch("desktop", spec.desktop, umask: 0o022) {
-            children.append(desktop)
-            report("desktop", String(desktop.pid))
-        } else {
-            record("desktop", "could not be started")
-            report("failed", "could not start the desktop: \(String(cString: strerror(errno))).")
-        }
-    }
-
-    private func launch(_ role: String, _ argv: [String], umask: mode_t, readySignal: Bool = false) -> Child? {
+    private func launch(_ role: String, _ argv: [String], umask: mode_t) -> Child? {
         var fds: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&fds) == 0 else { return nil }
         // Only deskd-session's end polls; the process's stdout must block as any stdout does, or
@@ -147,8 +120,7 @@ final class Supervisor {
                     argv[0].withCString { path in
                         var process = deskd_spawn_spec(
                             path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: fds[1], err_fd: -1,
-                            cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home,
-                            x_server_ready_signal: readySignal ? 1 : 0)
+                            cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home)
                         return deskd_spawn_process_pidfd(&process, &pidfd)
                     }
                 }

@@ -145,8 +145,7 @@ final class FakeHost: HostSystem {
         }
     }
 
-    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant,
-                  ready: (Int32) -> Bool) -> RFBReadiness {
+    func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
         while state.withLock({ $0.holdGreeting }) { usleep(1000) }
         let readiness = state.withLock { $0.readiness.isEmpty ? .answered : $0.readiness.removeFirst() }
         if readiness == .exited { state.withLock { _ = $0.processes.removeValue(forKey: xvnc) } }
@@ -187,7 +186,7 @@ final class FakeHost: HostSystem {
     }
 
     /// The desktop counts as the session's one X client while it runs.
-    func desktopClients(xvnc: pid_t, display: Display, owner: uid_t, helper: pid_t, desktop: pid_t?) -> [pid_t] {
+    func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
         guard let desktop, identity(of: desktop) != nil else { return [] }
         return [desktop]
     }
@@ -227,8 +226,6 @@ struct FakeLogin: LoginProcess {
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
         .success(host.spawn(sessionID: sessionID, uid: uid, executable: "/bin/sh"))
     }
-
-    func awaitXServerReady(waiting milliseconds: Int32) -> Bool { true }
 
     /// A desktop set to end at once (`State.desktopEndsAtOnce`) ends before it settles.
     func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart {

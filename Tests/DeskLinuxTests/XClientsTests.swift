@@ -1,13 +1,13 @@
 import DeskCore
-@testable import DeskLinux
+import DeskLinux
 import Foundation
 import Glibc
 import Testing
 
-/// The census of a display's X clients (issue 27): who connected, as the kernel recorded it,
-/// read from the server's accepted ends. A child process plays the X server (a listener on the
-/// display's abstract name, as Xvnc has, which accepts and holds every connection); other
-/// children of this process connect to it.
+/// The census of a display's X clients (issue 27), from the kernel's tables: the connections
+/// the server accepted on the display's socket, and which candidates hold their peers. A child
+/// process plays the X server (a listener on the display's abstract name, as Xvnc has, which
+/// accepts and holds every connection); other children of this process connect to it.
 @Suite struct XClientsTests {
     /// A display no test host runs an X server on.
     static let display = Display(1940 + Int(getpid() % 10))
@@ -21,7 +21,7 @@ import Testing
         return (process, output)
     }
 
-    @Test func theCensusNamesTheOwnersClientsBelowTheHelperAndNoOneElse() throws {
+    @Test func theCensusNamesTheCandidatesHoldingTheDisplayAndNoOneElse() throws {
         let name = "\\0/tmp/.X11-unix/X\(Self.display.number)"
         let (server, ready) = try Self.python("""
             import socket, sys, time
@@ -37,15 +37,18 @@ import Testing
         for _ in 0..<2 { clients.append(try Self.python(client).0) }
         let children = Set(clients.map(\.processIdentifier)), xvnc = server.processIdentifier
 
-        // This process is the clients' parent (their "deskd-session").
-        var found = XClients.Census.clients([])
-        #expect(Self.eventually { found = XClients.census(xvnc: xvnc, display: Self.display, owner: getuid(), helper: getpid()); return found == .clients(Array(children)) || found == .clients(Array(children).reversed()) }, "\(found)")
-        // Another owner's clients do not count: a user knocking on someone else's display.
-        #expect(XClients.census(xvnc: xvnc, display: Self.display, owner: getuid() &+ 4242, helper: getpid()) == .clients([]))
-        // Nor do clients outside the session's process tree.
-        #expect(XClients.census(xvnc: xvnc, display: Self.display, owner: getuid(), helper: clients[0].processIdentifier) == .clients([]))
+        // The candidates are the session's processes: of them, exactly those holding a
+        // connection to the display are named.
+        let bystander = getpid()
+        var found: [pid_t]? = []
+        #expect(Self.eventually { found = XClients.holders(among: Array(children) + [bystander], xvnc: xvnc, display: Self.display); return Set(found ?? []) == children }, "\(String(describing: found))")
+        #expect(XClients.holders(among: [clients[0].processIdentifier], xvnc: xvnc, display: Self.display) == [clients[0].processIdentifier])
+        // A process that is not a candidate (another user's, outside the session) is never named.
+        #expect(XClients.holders(among: [bystander], xvnc: xvnc, display: Self.display) == [])
         // Only the display's own socket: the same clients on another display are not its.
-        #expect(XClients.census(xvnc: xvnc, display: Display(Self.display.number + 20), owner: getuid(), helper: getpid()) == .clients([]))
+        #expect(XClients.holders(among: Array(children), xvnc: xvnc, display: Display(Self.display.number + 20)) == [])
+        // The server itself is never its own client.
+        #expect(XClients.holders(among: [xvnc], xvnc: xvnc, display: Self.display) == [])
     }
 
     static func eventually(_ condition: () -> Bool) -> Bool {
@@ -57,12 +60,6 @@ import Testing
     }
 
     @Test func aGoneServerHasNoClients() {
-        #expect(XClients.census(xvnc: 999_999_999, display: Self.display, owner: getuid(), helper: getpid()) == .clients([]))
-    }
-
-    @Test func descentIsFollowedThroughParents() {
-        #expect(XClients.descends(getpid(), from: getppid()) || getppid() <= 1)
-        #expect(!XClients.descends(getppid(), from: getpid()))
-        #expect(!XClients.descends(getpid(), from: 1))
+        #expect(XClients.holders(among: [getpid()], xvnc: 999_999_999, display: Self.display) == [])
     }
 }

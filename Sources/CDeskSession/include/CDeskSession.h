@@ -2,7 +2,6 @@
 #define CDESKSESSION_H
 
 #include <security/pam_appl.h>
-#include <sys/types.h>
 
 /// pam_start with deskd's conversation: nothing is asked of anyone (deskd has already decided
 /// who may have a desktop), so every prompt fails; the modules' messages ("Your account has
@@ -20,12 +19,10 @@ int deskd_pam_set_string(pam_handle_t *handle, int item, const char *value);
 /// knows when the last of them has ended. (prctl is variadic: Swift cannot call it.)
 int deskd_become_subreaper(void);
 
-/// A signalfd for SIGCHLD, SIGTERM, SIGINT, SIGHUP and SIGUSR1 (Xvnc's "ready"), which are
-/// blocked from now on.
+/// A signalfd for SIGCHLD, SIGTERM, SIGINT and SIGHUP, which are blocked from now on.
 int deskd_session_signalfd(void);
 
-/// Reads one signal from the signalfd: its number (and in `*sender`, unless NULL, the pid
-/// that sent it), or -1.
-int deskd_read_signal(int fd, pid_t *sender);
+/// Reads one signal from the signalfd: its number, or -1.
+int deskd_read_signal(int fd);
 
 #endif

@@ -37,10 +37,7 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
 /// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as
 /// stdout; any open descriptor, 0-2 included: deskd passes its own stderr on under systemd),
 /// the uid and gid to run as ((uid_t)-1: unchanged; only for a single-threaded caller) and
-/// the directory to start in (NULL or unreachable: "/"), and whether the child starts with
-/// SIGUSR1 ignored (`x_server_ready_signal`): an X server started so tells its parent with a
-/// SIGUSR1 the moment it accepts clients (xinit's "smart parent"), which is how deskd-session
-/// starts the desktop without waiting on a poll.
+/// the directory to start in (NULL or unreachable: "/").
 struct deskd_spawn_spec {
     const char *path;
     char *const *argv;
@@ -51,7 +48,6 @@ struct deskd_spawn_spec {
     uid_t uid;
     gid_t gid;
     const char *directory;
-    int x_server_ready_signal;
 };
 pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec);
 
@@ -98,16 +94,5 @@ struct deskd_unix_socket {
 /// NETLINK_SOCK_DIAG. Fills up to `capacity` entries and returns how many there are, or -1 with errno.
 int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,
                        struct deskd_unix_socket *out, int capacity);
-
-
-/// A process at the other end of a Unix socket, as SO_PEERCRED says (who connected).
-struct deskd_peer {
-    pid_t pid;
-    uid_t uid;
-};
-
-/// The peers of `server`'s accepted Unix sockets named `socket_path` (or "@" + it): who holds
-/// a connection to an X server's display. See shims.c; -1 with errno if it cannot be asked.
-int deskd_x_client_peers(pid_t server, const char *socket_path, struct deskd_peer *peers, int capacity, int scan_limit);
 
 #endif
