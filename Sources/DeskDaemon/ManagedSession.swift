@@ -440,8 +440,9 @@ actor ManagedSession {
 
     // MARK: Viewers and health
 
-    /// Applies what the viewer census found; only a running session moves.
-    func apply(_ count: ViewerCensus.Count, now: Date) {
+    /// Applies what the viewer census found; only a running session moves. The monitor's
+    /// census (the one that also read Xvnc's state) looks at a desktop's left clients too.
+    func apply(_ count: ViewerCensus.Count, now: Date) async {
         guard isRunning else { return }
         var session = record.session
         if session.clients > 0 && count.viewers == 0 { session.lastClientAt = now }
@@ -454,6 +455,7 @@ actor ManagedSession {
         record.session = session
         lifecycle = health
         if persistNow { persist() }
+        if count.xvncStopped != nil, record.desktopLeftClients == true { await checkLeftClients() }
     }
 
     /// A real RFB session with Xvnc, authenticated with the session's password (read back from
@@ -642,7 +644,7 @@ actor ManagedSession {
     /// ends once none of them holds the display. A look each second rather than a watch per
     /// client: the clients are the user's to multiply, and each watch would cost deskd a
     /// descriptor.
-    func checkLeftClients() async {
+    private func checkLeftClients() async {
         guard isRunning, record.desktopLeftClients == true else { return }
         guard let clients = await sessionClients() else { return }
         guard clients.isEmpty else {

@@ -636,7 +636,6 @@ public final class SessionService: Sendable {
         let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
         for managed in sessions {
             if let count = counts[managed.id] { await managed.apply(count, now: now) }
-            if health { await managed.checkLeftClients() }
         }
     }
 

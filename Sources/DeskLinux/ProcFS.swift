@@ -282,11 +282,7 @@ public enum ProcFS {
     }
 
     /// The same, or nil when the kernel could not be asked (no unix_diag, or the dump failed).
-    public static func unixSocketsOrNil(states: Set<UInt8>, named prefixes: [String] = []) -> [UnixSocket]? {
-        unixSocketsIfAvailable(states: states, named: prefixes)
-    }
-
-    private static func unixSocketsIfAvailable(states: Set<UInt8>, named prefixes: [String]) -> [UnixSocket]? {
+    public static func unixSocketsIfAvailable(states: Set<UInt8>, named prefixes: [String]) -> [UnixSocket]? {
         let mask = states.reduce(UInt32(0)) { $0 | (1 << UInt32($1)) }
         let copies = prefixes.map { strdup($0) }
         defer { copies.forEach { free($0) } }

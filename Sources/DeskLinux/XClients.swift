@@ -17,13 +17,19 @@ public enum XClients {
     /// could not be asked (the caller neither starts nor ends anything on that). Xvnc's and
     /// each candidate's descriptors are the user's to multiply: at most 1,024 of each are read.
     public static func holders(among candidates: [pid_t], xvnc: pid_t, display: Display) -> [pid_t]? {
+        guard let ends = clientEnds(of: xvnc, display: display) else { return nil }
+        guard !ends.isEmpty else { return [] }
+        return candidates.filter { $0 != xvnc && ProcFS.holdsSocket(of: $0, among: ends, scanning: 1024) }
+    }
+
+    /// The inodes of the client ends of every X connection `xvnc` has accepted on display
+    /// `display` (empty: none yet); nil when the kernel could not be asked.
+    public static func clientEnds(of xvnc: pid_t, display: Display) -> Set<UInt64>? {
         let path = XSocketDirectory.path + "/X\(display.number)"
-        guard let accepted = ProcFS.unixSocketsOrNil(states: [ProcFS.UnixSocket.established], named: [path, "@" + path]) else { return nil }
+        guard let accepted = ProcFS.unixSocketsIfAvailable(states: [ProcFS.UnixSocket.established], named: [path, "@" + path]) else { return nil }
         let ends = accepted.filter { $0.name == path || $0.name == "@" + path }
         guard !ends.isEmpty else { return [] }
         let servers = ProcFS.socketInodes(of: xvnc, scanning: 1024)
-        let clientEnds = Set(ends.filter { servers.contains($0.inode) }.map(\.peer))
-        guard !clientEnds.isEmpty else { return [] }
-        return candidates.filter { $0 != xvnc && ProcFS.holdsSocket(of: $0, among: clientEnds, scanning: 1024) }
+        return Set(ends.filter { servers.contains($0.inode) }.map(\.peer))
     }
 }

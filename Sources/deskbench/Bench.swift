@@ -295,14 +295,9 @@ final class Bench: @unchecked Sendable {
         rawDesktops[display] = shell
         // Nothing else connects to a raw server of the bench's: any connection Xvnc accepted on
         // its X socket is the script's (deskd also asks which process holds it).
-        let socket = XSocketDirectory.path + "/X\(display)"
         let deadline = now() + 30
         while now() < deadline {
-            let servers = ProcFS.socketInodes(of: xvnc, scanning: 1024)
-            if ProcFS.unixSockets(states: [ProcFS.UnixSocket.established], named: [socket, "@" + socket])
-                .contains(where: { ($0.name == socket || $0.name == "@" + socket) && servers.contains($0.inode) }) {
-                return shell
-            }
+            if XClients.clientEnds(of: xvnc, display: Display(display))?.isEmpty == false { return shell }
             usleep(500)
         }
         throw Options.Usage("the desktop run by hand on :\(display) never opened it")

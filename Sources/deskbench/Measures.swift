@@ -101,22 +101,7 @@ extension Bench {
     /// client, one after the other as a person would; deskd is `deskctl start` to its answer,
     /// which comes once the child has connected.
     func wrapperStarts(_ user: UserAccount, passwordFile file: String) throws {
-        var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
-        for index in 0...options.pairs {
-            let display = rawDisplays.lowerBound
-            let start = now()
-            _ = try launchRaw(display, as: user, passwordFile: file)
-            guard waitForRaw(display) else { throw Options.Usage("raw Xtigervnc did not answer") }
-            _ = try runOnRaw(display, as: user, script: Self.wrapperDesktop)
-            let rawSeconds = now() - start
-            stopRaw(display)
-            let (session, deskSeconds) = try deskctlStart(user, desktop: "wrapper")
-            _ = try deskctlKill(session.display)
-            guard index > 0 else { continue }
-            raw.append(rawSeconds)
-            desk.append(deskSeconds)
-            ratios.append(deskSeconds / rawSeconds)
-        }
+        let (raw, desk, ratios) = try desktopPairs(options.pairs, user, passwordFile: file, desktop: "wrapper", script: Self.wrapperDesktop)
         row("raw + xstartup by hand, child connects", Stats(values: raw))
         row("deskctl start, xstartup without exec", Stats(values: desk), String(format: "%.2f× raw + desktop (goal ≤ 1.25×)", Stats(values: ratios).median))
     }
@@ -129,21 +114,32 @@ extension Bench {
             report("  Xfce to its panel: skipped, xfce4 and dbus-x11 are not installed here")
             return
         }
+        let (raw, desk, ratios) = try desktopPairs(max(2, options.pairs / 3), user, passwordFile: file, desktop: "xfce", script: Self.xfceDesktop) { display, authority in
+            guard self.waitForPanel(display, authority: authority) else { throw Options.Usage("Xfce's panel never came on \(display)") }
+        }
+        row("raw + Xfce by hand, to its panel", Stats(values: raw))
+        row("deskctl start Xfce, to its panel", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.25×)", Stats(values: ratios).median))
+    }
+
+    /// `count` pairs (after one warm-up) of: raw Xtigervnc to its handshake, then `script` run
+    /// by hand to its first X client, then `until` (the display and its authority file);
+    /// against `deskctl start --desktop desktop` to its answer, then `until`. Seconds of each,
+    /// and their ratios pair by pair.
+    func desktopPairs(_ count: Int, _ user: UserAccount, passwordFile file: String, desktop: String, script: String,
+                      until ready: (String, String) throws -> Void = { _, _ in }) throws -> (raw: [Double], desk: [Double], ratios: [Double]) {
         var raw: [Double] = [], desk: [Double] = [], ratios: [Double] = []
-        for index in 0...max(2, options.pairs / 3) {
+        for index in 0...count {
             let display = rawDisplays.lowerBound
             let start = now()
             _ = try launchRaw(display, as: user, passwordFile: file)
             guard waitForRaw(display) else { throw Options.Usage("raw Xtigervnc did not answer") }
-            _ = try runOnRaw(display, as: user, script: Self.xfceDesktop)
-            let authority = root.appendingPathComponent("raw-d\(display)/Xauthority").path
-            guard waitForPanel(":\(display)", authority: authority) else { throw Options.Usage("Xfce's panel never came on raw :\(display)") }
+            _ = try runOnRaw(display, as: user, script: script)
+            try ready(":\(display)", root.appendingPathComponent("raw-d\(display)/Xauthority").path)
             let rawSeconds = now() - start
             stopRaw(display)
             let deskStart = now()
-            let (session, _) = try deskctlStart(user, desktop: "xfce")
-            let sessionAuthority = root.appendingPathComponent("run/by-id/\(session.id)/Xauthority").path
-            guard waitForPanel(session.display.description, authority: sessionAuthority) else { throw Options.Usage("Xfce's panel never came on \(session.display)") }
+            let (session, _) = try deskctlStart(user, desktop: desktop)
+            try ready(session.display.description, root.appendingPathComponent("run/by-id/\(session.id)/Xauthority").path)
             let deskSeconds = now() - deskStart
             _ = try deskctlKill(session.display)
             guard index > 0 else { continue }
@@ -151,8 +147,7 @@ extension Bench {
             desk.append(deskSeconds)
             ratios.append(deskSeconds / rawSeconds)
         }
-        row("raw + Xfce by hand, to its panel", Stats(values: raw))
-        row("deskctl start Xfce, to its panel", Stats(values: desk), String(format: "%.2f× raw (goal ≤ 1.25×)", Stats(values: ratios).median))
+        return (raw, desk, ratios)
     }
 
     /// Polls the window manager's client list of `display` until xfce4-panel is in it.
