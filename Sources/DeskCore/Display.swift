@@ -20,10 +20,20 @@ public struct Display: Hashable, Comparable, Codable, Sendable, CustomStringConv
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = Int(digits) else {
             throw DeskError(.invalidDisplay, "'\(text)' is not a display; write it as :N, for example :3.")
         }
-        guard range.contains(n) else {
-            throw DeskError(.invalidDisplay, "display :\(n) is out of range; use :\(range.lowerBound) to :\(range.upperBound).")
+        try self.init(checking: n, range: range)
+    }
+
+    /// A display number from a request (a number on the wire), refused outside `range`.
+    public init(checking number: Int, range: ClosedRange<Int> = Display.supportedRange) throws(DeskError) {
+        guard range.contains(number) else {
+            throw DeskError(.invalidDisplay, "display :\(number) is out of range; use :\(range.lowerBound) to :\(range.upperBound).")
         }
-        self.number = n
+        self.number = number
+    }
+
+    /// The same display checked against `range` (a request's, once it is decoded).
+    public func checked(range: ClosedRange<Int> = Display.supportedRange) throws(DeskError) -> Display {
+        try Display(checking: number, range: range)
     }
 
     /// The VNC (RFB) TCP port Xvnc listens on for this display, counted from `base`.

@@ -3,12 +3,14 @@ import DeskLinux
 import FoundationEssentials
 import Logging
 
-/// Between the control socket and the service: decodes a request, works out who sent it from
-/// the kernel's credentials, routes it to one typed method of `SessionService`, and writes what
-/// the verb audits. Every failure becomes a reply with a code and a sentence.
+/// Between the control socket and the service: decodes a request into its verb's own type
+/// (`ControlRequest`), works out who sent it from the kernel's credentials, routes it to one
+/// typed method of `SessionService`, and writes what the verb audits. Every failure becomes a
+/// reply with a code and a sentence.
 ///
-/// Adding a verb: a `Command` case, its `Route` in `route(_:)` (the switch will not compile
-/// without one), the method on `SessionService`, a file in Sources/deskctl, and docs/PROTOCOL.md.
+/// Adding a verb: a `Command` case, its request type (Sources/DeskCore/Requests), its case in
+/// `respond(to:caller:)` and `Command.auditAction` (neither switch compiles without one), the
+/// method on `SessionService`, a file in Sources/deskctl, and docs/PROTOCOL.md.
 public struct ControlHarness: Sendable {
     let service: SessionService
     let hostName: String
@@ -23,99 +25,57 @@ public struct ControlHarness: Sendable {
         }
     }
 
-    /// What one verb does and what the audit trail keeps of it.
-    struct Route: Sendable {
-        /// nil for the verbs that change nothing.
-        var audit: AuditAction?
-        var handle: @Sendable (Request, Caller, ControlHarness) async throws(DeskError) -> Response
-
-        static func reading(_ handle: @escaping @Sendable (Request, Caller, ControlHarness) async throws(DeskError) -> Response) -> Route {
-            Route(audit: nil, handle: handle)
-        }
-
-        static func audited(_ action: AuditAction, _ handle: @escaping @Sendable (Request, Caller, ControlHarness) async throws(DeskError) -> Response) -> Route {
-            Route(audit: action, handle: handle)
-        }
-    }
-
-    /// The route table: one entry per verb.
-    static func route(_ command: Command) -> Route {
-        switch command {
+    /// What a request does: one typed method of the service per verb.
+    func respond(to request: ControlRequest, caller: Caller) async throws(DeskError) -> Response {
+        switch request {
         case .ping:
-            .reading { _, _, _ in Response(daemonVersion: DeskVersion.current) }
-        case .start:
-            .audited(.start) { (request, caller, harness) async throws(DeskError) -> Response in
-                let options = try StartOptions(request)
-                guard request.web == true else {
-                    let session = try await harness.service.start(options, caller: caller)
-                    return Response(sessions: [session], connect: session.connectHints(host: harness.hostName))
-                }
-                let (session, link) = try await harness.service.startForBrowser(
-                    options, ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller)
-                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName), link: link)
-            }
-        case .list:
-            .reading { (request, caller, harness) async throws(DeskError) -> Response in
-                let all = request.all ?? false
-                var response = Response(sessions: await harness.service.list(all: all, caller: caller))
-                if all { response.foreign = await harness.service.foreignDisplays(caller: caller) }
-                return response
-            }
-        case .show:
-            .reading { (request, caller, harness) async throws(DeskError) -> Response in
-                let session = try await harness.service.show(request.requiredDisplay(for: .show), caller: caller)
-                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName))
-            }
-        case .kill:
-            .audited(.kill) { (request, caller, harness) async throws(DeskError) -> Response in
-                Response(sessions: try await harness.service.kill(KillTarget(request), caller: caller))
-            }
-        case .reap:
-            .audited(.reap) { (request, caller, harness) async throws(DeskError) -> Response in
-                Response(sessions: try await harness.service.reap(ReapOptions(request), caller: caller))
-            }
-        case .probe:
-            .reading { (request, caller, harness) async throws(DeskError) -> Response in
-                Response(probe: try await harness.service.probe(request.requiredDisplay(for: .probe), timeoutSeconds: request.idleSeconds ?? 3, caller: caller))
-            }
-        case .passwd:
-            .audited(.passwd) { (request, caller, harness) async throws(DeskError) -> Response in
-                let (session, revoked) = try await harness.service.rotatePassword(request.requiredDisplay(for: .passwd), viewOnly: request.viewOnly ?? false, caller: caller)
-                return Response(sessions: [session], connect: session.connectHints(host: harness.hostName), revoked: revoked)
-            }
+            return Response(daemonVersion: DeskVersion.current)
+        case .start(let start) where start.linkTTLSeconds == nil:
+            let session = try await service.start(start, caller: caller)
+            return Response(sessions: [session], connect: session.connectHints(host: hostName))
+        case .start(let start):
+            let (session, link) = try await service.startForBrowser(start, hostName: hostName, caller: caller)
+            return Response(sessions: [session], connect: session.connectHints(host: hostName), link: link)
+        case .list(let list):
+            var response = Response(sessions: await service.list(all: list.all, caller: caller))
+            if list.all { response.foreign = await service.foreignDisplays(caller: caller) }
+            return response
+        case .show(let show):
+            let session = try await service.show(show.display, caller: caller)
+            return Response(sessions: [session], connect: session.connectHints(host: hostName))
+        case .kill(let kill):
+            return Response(sessions: try await service.kill(kill, caller: caller))
+        case .reap(let reap):
+            return Response(sessions: try await service.reap(reap, caller: caller))
+        case .probe(let probe):
+            return Response(probe: try await service.probe(probe.display, timeoutSeconds: probe.timeoutSeconds, caller: caller))
+        case .passwd(let passwd):
+            let (session, revoked) = try await service.rotatePassword(passwd.display, viewOnly: passwd.viewOnly, caller: caller)
+            return Response(sessions: [session], connect: session.connectHints(host: hostName), revoked: revoked)
         case .status:
-            .reading { _, _, harness in Response(status: await harness.service.status()) }
-        case .logs:
-            .reading { (request, caller, harness) async throws(DeskError) -> Response in
-                Response(logs: try await harness.service.logs(LogsTarget(request), lines: request.lines ?? SessionLogs.defaultLines, caller: caller))
-            }
-        case .url:
-            .audited(.url) { (request, caller, harness) async throws(DeskError) -> Response in
-                if request.revoke == true {
-                    return Response(revoked: try await harness.service.revokeLinks(request.requiredDisplay(for: .url), caller: caller))
-                }
-                return Response(link: try await harness.service.browserLink(
-                    request.requiredDisplay(for: .url), viewOnly: request.viewOnly ?? false,
-                    ttlSeconds: request.ttlSeconds ?? BrowserLink.defaultTTLSeconds, hostName: harness.hostName, caller: caller))
+            return Response(status: await service.status())
+        case .logs(let logs):
+            return Response(logs: try await service.logs(logs, caller: caller))
+        case .url(let url):
+            switch url.action {
+            case .revoke:
+                return Response(revoked: try await service.revokeLinks(url.display, caller: caller))
+            case .mint(let viewOnly, let ttl):
+                return Response(link: try await service.browserLink(url.display, viewOnly: viewOnly, ttlSeconds: ttl, hostName: hostName, caller: caller))
             }
         case .metrics:
-            .reading { (_, caller, harness) async throws(DeskError) -> Response in
-                guard caller.isAdmin else {
-                    throw DeskError(.permissionDenied, "deskctl metrics is for admins (root and the \(harness.service.adminGroup) group); deskctl status shows anyone the session counts.")
-                }
-                return Response(metrics: await harness.service.metricsText())
+            guard caller.isAdmin else {
+                throw DeskError(.permissionDenied, "deskctl metrics is for admins (root and the \(service.adminGroup) group); deskctl status shows anyone the session counts.")
             }
+            return Response(metrics: await service.metricsText())
         case .desktops:
-            .reading { _, _, harness in Response(desktops: harness.service.desktops()) }
-        case .history:
-            .reading { (request, caller, harness) async throws(DeskError) -> Response in
-                if let name = request.user, !caller.isAdmin, name != caller.userName {
-                    throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
-                }
-                return Response(history: try await harness.service.audit.newest(
-                    visibleTo: caller, since: request.since.map(Date.init(timeIntervalSince1970:)), user: request.user,
-                    count: Self.historyLimit, bytes: Self.historyReplyBytes))
+            return Response(desktops: service.desktops())
+        case .history(let history):
+            if let name = history.user, !caller.isAdmin, name != caller.userName {
+                throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
             }
+            return Response(history: try await service.audit.newest(
+                visibleTo: caller, since: history.since, user: history.user, count: Self.historyLimit, bytes: Self.historyReplyBytes))
         }
     }
 
@@ -126,22 +86,22 @@ public struct ControlHarness: Sendable {
 
     public func handle(_ bytes: [UInt8], from peer: PeerCredentials) async -> Response {
         let caller = service.caller(peer)
-        let request: Request
-        do { request = try Request.decode(bytes) } catch {
+        let wire: Request
+        do { wire = try Request.decode(bytes) } catch {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error.code": "\(error.code.rawValue)"])
             return Response(error: error)
         }
-        let route = Self.route(request.command)
         let response: Response
-        do { response = try await route.handle(request, caller, self) } catch {
-            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(request.command.rawValue)", "error.code": "\(error.code.rawValue)"])
+        do { response = try await respond(to: try ControlRequest(wire), caller: caller) } catch {
+            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(wire.command.rawValue)", "error.code": "\(error.code.rawValue)"])
             response = Response(error: error)
         }
-        if let action = route.audit {
-            let owner = await request.display.asyncMap { await service.owner(of: Display($0)) } ?? nil
-            let entry = Self.auditEntry(request, action, response, caller: caller, displayOwner: owner,
+        // What was asked is audited as it was asked, a request refused for its arguments too.
+        if let action = wire.command.auditAction {
+            let owner = await wire.display.asyncMap { await service.owner(of: $0) } ?? nil
+            let entry = Self.auditEntry(wire, action, response, caller: caller, displayOwner: owner,
                                         uidOf: { service.environment.host.account(named: $0)?.uid })
-            audit(entry, action: action, request: request, response: response)
+            audit(entry, action: action, request: wire, response: response)
         }
         return response
     }
@@ -194,9 +154,23 @@ public struct ControlHarness: Sendable {
         return AuditEntry(
             time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: action,
             user: user, uid: single?.uid ?? displayOwner?.uid ?? user.flatMap(uidOf),
-            display: single?.display ?? request.display.map(Display.init),
+            display: single?.display ?? request.display,
             detail: details.isEmpty ? nil : details.joined(separator: " "), ok: response.ok, outcome: outcome
         )
+    }
+}
+
+extension Command {
+    /// What the audit trail records a request of this verb as; nil for the verbs that change nothing.
+    var auditAction: AuditAction? {
+        switch self {
+        case .start: .start
+        case .kill: .kill
+        case .reap: .reap
+        case .passwd: .passwd
+        case .url: .url
+        case .ping, .list, .show, .probe, .history, .status, .logs, .metrics, .desktops: nil
+        }
     }
 }
 

@@ -23,6 +23,8 @@ struct SessionEnvironment: Sendable {
     let metrics: DaemonMetrics
     /// The gateway's and the metrics endpoint's listeners: listening, or why not.
     let listeners: SideListenerBoard
+    /// Where sessions run what they start on their own: a task group the service group owns.
+    let tasks: SessionTasks
 }
 
 extension Session {

@@ -35,6 +35,19 @@ actor SessionRegistry {
     /// Every session, lowest display first.
     var all: [ManagedSession] { byDisplay.keys.sorted().compactMap { byDisplay[$0] } }
     var heldDisplays: Set<Display> { Set(byDisplay.keys) }
+
+    /// How many sessions there are, in all and per owner, at one moment: what admitting a start
+    /// reads before the claim checks it again.
+    struct Snapshot: Sendable {
+        var count = 0
+        var byOwner: [UInt32: Int] = [:]
+
+        func sessions(of uid: UInt32) -> Int { byOwner[uid] ?? 0 }
+    }
+
+    var snapshot: Snapshot {
+        Snapshot(count: byID.count, byOwner: byID.values.reduce(into: [:]) { counts, session in counts[session.uid, default: 0] += 1 })
+    }
     var ids: Set<String> { Set(byID.keys) }
     var isEmpty: Bool { byID.isEmpty }
 }

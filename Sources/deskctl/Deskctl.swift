@@ -127,8 +127,8 @@ var colourOnStdout: Bool {
     SessionTable.wantsColour(environment: ProcessInfo.processInfo.environment, isTerminal: isatty(STDOUT_FILENO) != 0)
 }
 
-func parseDisplay(_ text: String) throws -> Int {
-    do { return try Display(parsing: text).number } catch {
+func parseDisplay(_ text: String) throws -> Display {
+    do { return try Display(parsing: text) } catch {
         throw ValidationError(error.message)
     }
 }

@@ -147,7 +147,7 @@ struct Deskd: AsyncParsableCommand {
         )
         let reloader = ConfigurationReloader(service: service, logger: logger) { try self.loadConfiguration() }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
+            .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: service.tasks), .init(service: reloader),
             .init(service: ShutdownWatchdog(logger: logger)),
         ]
         // The browser gateway and the metrics endpoint, when configured. Unlike the control

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ControlProtocolTests {
     @Test func roundTripsARequest() throws {
-        let request = Request(command: .start, user: "alice", display: 5, geometry: "1280x800", depth: 24, desktop: "xterm")
+        let request = Request(command: .start, user: "alice", display: Display(5), geometry: "1280x800", depth: 24, desktop: "xterm")
         let bytes = Array(try JSONEncoder.desk.encode(request))
         #expect(try Request.decode(bytes) == request)
     }

@@ -304,7 +304,7 @@ extension EndToEnd {
         }
         #expect(seen == [])
         let kill = asUser(mallory, gid: adminGID, groups: [adminGID]) {
-            try? ControlClient(socketPath: socket).send(Request(command: .kill, display: session.display.number))
+            try? ControlClient(socketPath: socket).send(Request(command: .kill, display: session.display))
         }
         #expect(kill?.error?.code == .permissionDenied)
         #expect(ProcFS.isAlive(session.pid))
@@ -340,7 +340,7 @@ extension EndToEnd {
             var succeeded = 0
             for round in 0..<3000 {
                 let request = switch round % 3 {
-                case 0: Request(command: .kill, display: session.display.number)
+                case 0: Request(command: .kill, display: session.display)
                 case 1: Request(command: .kill, all: true)
                 default: Request(command: .reap, idleSeconds: 60, dryRun: true)
                 }

@@ -1,0 +1,123 @@
+import DeskCore
+import DeskLinux
+import FoundationEssentials
+import Glibc
+import Logging
+
+/// What a session does when its processes end on their own: Xvnc's exit ends it; the desktop's
+/// exit ends it too (`sessions.desktop_exit_ends_session`), unless the desktop's script left
+/// processes of its own holding the display, which then keep it.
+extension ManagedSession {
+    /// Watches Xvnc and the desktop. The exit monitor calls back on a thread of its own; what
+    /// the session does about it runs in the service's task group (SessionTasks).
+    func watchExits() {
+        let tasks = environment.tasks
+        host.onExit(of: record.session.pid) { [weak self] in
+            tasks.spawn { [weak self] in await self?.processExited(role: "xvnc") }
+        }
+        // A desktop whose script already left its clients running: its clients are what keeps
+        // the session, and the monitor looks at them each second (checkLeftClients).
+        if record.desktopLeftClients == true { return }
+        guard let desktop = record.session.desktopPid else { return }
+        // The desktop ended between its first moments and this watch, and its pid went to a
+        // newer process: watching that one would keep the session past its desktop.
+        if let ticks = desktopStartTicks, host.identity(of: desktop)?.startTicks != ticks {
+            tasks.spawn { await self.processExited(role: "desktop") }
+            return
+        }
+        watchDesktop(desktop)
+    }
+
+    /// Watched even when its exit does not end the session: the monitor also reaps it.
+    func watchDesktop(_ pid: Int32) {
+        let tasks = environment.tasks
+        host.onExit(of: pid) { [weak self] in
+            tasks.spawn { [weak self] in await self?.processExited(role: "desktop") }
+        }
+    }
+
+    func processExited(role: String) async {
+        guard isRunning else { return }
+        if role == "desktop" && !environment.configuration.value.desktopExitEndsSession {
+            logger.info("desktop exited; the session stays (desktop_exit_ends_session is off)", metadata: record.session.logMetadata)
+            return
+        }
+        if role == "desktop", await keepForLeftClients() { return }
+        logger.info("session process exited; ending the session", metadata: record.session.logMetadata.merging(["process.role": "\(role)"]) { $1 })
+        await end(.exited(role: role))
+    }
+
+    // MARK: A desktop that left its clients running
+
+    /// The desktop's script has ended. If it ended at once (as `gnome-session &` as a last line
+    /// does: within the start's own deadline, `sessions.start_timeout`, of the start) and
+    /// processes of the session hold its display, the session stays with them; true if so. A
+    /// desktop that ran for a while and ended is a logout, whatever it left (Debian's
+    /// Xtigervnc-session leaves `vncconfig -iconic` behind): its session ends, as before.
+    func keepForLeftClients() async -> Bool {
+        if record.desktopLeftClients != true {
+            let window = environment.configuration.value.startTimeout
+            guard Date().timeIntervalSince(record.session.startedAt) < Double(window.components.seconds) else { return false }
+        }
+        guard let clients = await sessionClients(), !clients.isEmpty, isRunning else { return false }
+        desktopLeftRunning(logDirectory: record.logDirectory, processes: clients.count)
+        persist()
+        return true
+    }
+
+    /// The session's processes that hold its display now (see XClients); nil if unknown.
+    func sessionClients() async -> [pid_t]? {
+        let host = self.host, xvnc = record.session.pid, display = self.display
+        let cgroup = record.cgroup.map(SessionCGroup.init(path:))
+        return await onDedicatedThread { host.desktopClients(xvnc: xvnc, display: display, cgroup: cgroup, desktop: nil) }
+    }
+
+    /// The monitor's look, each second, at a session kept for the clients its desktop left: it
+    /// ends once none of them holds the display. A look each second rather than a watch per
+    /// client: the clients are the user's to multiply, and each watch would cost deskd a
+    /// descriptor.
+    func checkLeftClients() async {
+        guard isRunning, record.desktopLeftClients == true else { return }
+        guard let clients = await sessionClients() else { return }
+        guard clients.isEmpty else {
+            emptyClientCensuses = 0
+            return
+        }
+        emptyClientCensuses += 1
+        guard emptyClientCensuses >= 2, isRunning else { return }
+        logger.info("the desktop's last X client is gone; ending the session", metadata: record.session.logMetadata)
+        await end(.exited(role: "desktop"))
+    }
+
+
+    /// The desktop's script ended and left processes of its own running: the session now lives
+    /// as long as they hold its display. Said once, in the desktop's log and deskd's.
+    func desktopLeftRunning(logDirectory: String?, processes: Int) {
+        guard record.desktopLeftClients != true else { return }
+        record.desktopLeftClients = true
+        logger.info("the desktop's script exited leaving processes running; the session stays while they hold the display",
+                    metadata: record.session.logMetadata.merging(["session.processes": "\(processes)"]) { $1 })
+        if let logDirectory {
+            environment.archive.note("the desktop's script exited and left \(processes) process(es) running; the session stays for as long as they use the display.", to: .desktop, in: logDirectory)
+        }
+    }
+
+
+    /// The desktop of a session whose desktop's exit does not end it, started once the start
+    /// has answered (SessionTasks runs this).
+    func startDesktop() async {
+        guard isRunning, let login else { return }
+        let deadline = ContinuousClock.now + .seconds(10)
+        switch await onDedicatedThread({ login.startDesktop(until: deadline) }) {
+        case .success(let pid):
+            guard !isEnding else { return }
+            record.session.desktopPid = pid
+            persist()
+            watchDesktop(pid)
+        case .failure(let error):
+            logger.error("could not launch the desktop; ending the session", metadata: record.session.logMetadata.merging(["error": "\(error)"]) { $1 })
+            await finish(.startFailed("desktop spawn failed"))
+        }
+    }
+
+}

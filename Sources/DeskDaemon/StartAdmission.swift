@@ -1,0 +1,100 @@
+import DeskCore
+import DeskLinux
+
+/// Whether a start may go ahead, and if so, its `LaunchPlan`: the request, the caller, the
+/// configuration and a snapshot of the registry in; a plan or one refusal with its sentence out.
+/// Nothing here touches the host (the facts it needs are handed in), so every refusal is tested
+/// without one (StartAdmissionTests).
+///
+/// The order of the checks is the order a person fixes them in: what they asked for (desktop,
+/// size, depth, display), then who for, then whether the host has room.
+struct StartAdmission {
+    let configuration: DaemonConfiguration
+    let facts: AdmissionFacts
+    /// The sessions deskd holds now. The registry's claim checks the limits again, atomically,
+    /// so two starts at one moment cannot both take the last place.
+    let registry: SessionRegistry.Snapshot
+
+    func admit(_ request: StartRequest, caller: Caller) throws(DeskError) -> LaunchPlan {
+        let limits = configuration.limits
+        let desktopName = request.desktop ?? configuration.defaultDesktop
+        try limits.checkDesktop(desktopName)
+        let library = TemplateLibrary(directories: configuration.templateDirectories)
+        let template = try library.template(named: desktopName)
+        let userXstartup = configuration.honourUserXstartup && request.desktop == nil
+        // A desktop whose programs are not there would only exit at once; say what to install.
+        // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
+        if !userXstartup { try checkInstalled(template, library: library) }
+        let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
+        try limits.checkGeometry(geometry)
+        let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
+        if let requested = request.display, !configuration.displayRange.contains(requested.number) {
+            let range = configuration.displayRange
+            throw DeskError(.invalidDisplay, "display \(requested) is out of range; use :\(range.lowerBound) to :\(range.upperBound).")
+        }
+        let account = try resolveAccount(request.user, caller: caller)
+        let groups = limits.allowedGroups.filter { name in facts.groupID(name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
+        try limits.checkAccount(.init(name: account.name, groups: groups))
+        try checkMemory()
+        guard facts.isExecutable(configuration.xvncPath) else {
+            throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
+        }
+        try limits.checkCapacity(user: account.name, userSessions: registry.sessions(of: account.uid), hostSessions: registry.count)
+        return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: request.display,
+                          userXstartup: userXstartup, configuration: configuration)
+    }
+
+    /// A template that picks among others (auto) is installed when one of its picks is.
+    private func checkInstalled(_ template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) {
+        let defaultDesktop = configuration.defaultDesktop, path = configuration.sessionPath
+        let catalog = library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable)
+        let info = (template.picks.isEmpty ? nil : catalog.first { $0.name == template.name })
+            ?? library.describe(template, defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable)
+        guard !info.installed else { return }
+        throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: catalog.filter(\.installed).map(\.name)))
+    }
+
+    /// The account the desktop is for: the named one (another user's for admins only), else
+    /// the caller's own; never root's, and (sessions.require_login_shell) one that may log in.
+    private func resolveAccount(_ name: String?, caller: Caller) throws(DeskError) -> UserAccount {
+        let policy = AccessPolicy(minimumUID: configuration.minimumUID)
+        let account: UserAccount
+        if let name {
+            guard let found = facts.account(name) else { throw Self.unknownUser(name) }
+            guard policy.mayAct(caller, onSessionOf: found.uid) else {
+                throw DeskError(.permissionDenied, "only an admin may start a desktop for another user (\(found.name)); leave out --user to start your own.")
+            }
+            account = found
+        } else {
+            guard caller.uid != 0 else {
+                throw DeskError(.userNotAllowed, "deskd does not run desktops as root; name the user: deskctl start --user NAME.")
+            }
+            guard let found = facts.accountOfUID(caller.uid) else {
+                throw DeskError(.unknownUser, "your uid \(caller.uid) has no account on this host.")
+            }
+            account = found
+        }
+        try policy.checkDesktopAccount(name: account.name, uid: account.uid)
+        if configuration.requireLoginShell, let problem = AccessPolicy.loginProblem(
+            name: account.name, uid: account.uid, shell: account.shell, home: account.home, homeExists: facts.isDirectory(account.home)) {
+            throw problem
+        }
+        return account
+    }
+
+    /// Refuses a start that would leave less memory available than `limits.memory_reserve`.
+    /// Approximate on purpose: starts at the same moment read the same MemAvailable, and a
+    /// desktop's real cost shows only as its user works.
+    private func checkMemory() throws(DeskError) {
+        guard let reserve = configuration.memoryReserve, let available = facts.memoryAvailable else { return }
+        let after = available - configuration.memoryPerSession
+        guard after < reserve else { return }
+        let size = ByteSize.text
+        throw DeskError(.memoryLow, "a new desktop would leave \(size(max(0, after))) of memory available (\(size(available)) now, less limits.memory_per_session \(size(configuration.memoryPerSession))), under limits.memory_reserve \(size(reserve)); end an idle session (deskctl reap --idle) or ask an admin.")
+    }
+
+    /// The one sentence every verb gives for a name that is not an account here.
+    static func unknownUser(_ name: String) -> DeskError {
+        DeskError(.unknownUser, "there is no user named '\(name)' on this host; check the name with: getent passwd \(name).")
+    }
+}
