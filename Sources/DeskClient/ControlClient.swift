@@ -24,6 +24,11 @@ public struct ControlClient: Sendable {
         public let description: String
     }
 
+    /// Sends a verb with its arguments, as its wire request.
+    public func send(_ request: ControlRequest) throws -> Response {
+        try send(request.wire)
+    }
+
     public func send(_ request: Request) throws -> Response {
         var data = try JSONEncoder.desk.encode(request)
         data.append(UInt8(ascii: "\n"))

@@ -20,7 +20,7 @@ public struct ControlHarness: Sendable {
         self.service = service
         self.hostName = ProcessInfo.processInfo.hostName
         self.logger = logger
-        if service.environment.host.groupID(named: service.adminGroup) == nil {
+        if !service.adminGroupExists {
             logger.notice("admin group does not exist; only root administers sessions", metadata: ["config.adminGroup": "\(service.adminGroup)"])
         }
     }
@@ -100,7 +100,7 @@ public struct ControlHarness: Sendable {
         if let action = wire.command.auditAction {
             let owner = await wire.display.asyncMap { await service.owner(of: $0) } ?? nil
             let entry = Self.auditEntry(wire, action, response, caller: caller, displayOwner: owner,
-                                        uidOf: { service.environment.host.account(named: $0)?.uid })
+                                        uidOf: service.uid(ofUser:))
             audit(entry, action: action, request: wire, response: response)
         }
         return response

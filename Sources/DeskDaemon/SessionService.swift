@@ -102,6 +102,12 @@ public final class SessionService: Sendable {
         return Caller(uid: peer.uid, gid: peer.gid, pid: peer.pid, userName: account?.name, isAdmin: isAdmin(peer.uid, account: account))
     }
 
+    /// Whether the admin group names a group of this host (if not, only root administers).
+    public var adminGroupExists: Bool { host.groupID(named: adminGroup) != nil }
+
+    /// The uid of the account `name`, if there is one (for the audit trail).
+    func uid(ofUser name: String) -> UInt32? { host.account(named: name)?.uid }
+
     /// Whether `uid` is an admin now (a link an admin made is checked again when it is used).
     func isAdmin(_ uid: UInt32) -> Bool {
         uid == 0 || isAdmin(uid, account: host.account(uid: uid))

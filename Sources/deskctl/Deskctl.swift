@@ -57,7 +57,7 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// Sends the request; on a refusal prints deskd's sentence on stderr and exits non-zero.
-    func send(_ request: Request) throws -> Response {
+    func send(_ request: ControlRequest) throws -> Response {
         let response: Response
         do {
             response = try client.send(request)

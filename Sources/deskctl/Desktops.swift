@@ -19,7 +19,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                guard let desktops = try connection.send(Request(command: .desktops)).desktops else {
+                guard let desktops = try connection.send(.desktops).desktops else {
                     throw Failure.incompleteReply(lacking: "the desktops")
                 }
                 if json {

@@ -36,7 +36,7 @@ extension Deskctl {
         func run() throws {
             try reporting(json: json) {
                 let from = try since.map { text throws(DeskError) in try PointInTime.parse(text, now: Date(), clock: .local) }
-                let entries = try connection.send(Request(command: .history, user: user, since: from?.timeIntervalSince1970)).history ?? []
+                let entries = try connection.send(.history(HistoryRequest(user: user, since: from))).history ?? []
                 if json {
                     try printJSON(entries)
                     return

@@ -31,9 +31,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let killed = try connection.send(Request(
-                    command: .kill, user: user, display: try display.map(parseDisplay), all: all ? true : nil
-                )).sessions ?? []
+                let killed = try connection.send(.kill(try display.map { .display(try parseDisplay($0)) } ?? user.map(KillRequest.user) ?? .all)).sessions ?? []
                 if json {
                     try printJSON(killed)
                 } else if killed.isEmpty {

@@ -15,7 +15,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let response = try connection.send(Request(command: .list, all: all))
+                let response = try connection.send(.list(ListRequest(all: all)))
                 let sessions = response.sessions ?? []
                 if json {
                     try printJSON(SessionList(sessions: sessions, foreign: response.foreign ?? []))
@@ -49,7 +49,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let response = try connection.send(Request(command: .show, display: try parseDisplay(display)))
+                let response = try connection.send(.show(ShowRequest(display: try parseDisplay(display))))
                 guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
                     try printJSON(ConnectableSession(session: session, connect: response.connect))

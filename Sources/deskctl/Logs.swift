@@ -36,9 +36,7 @@ extension Deskctl {
         func run() throws {
             try reporting(json: json) {
                 let byID = SessionSummary.isSessionID(session)
-                let response = try connection.send(Request(
-                    command: .logs, display: byID ? nil : try parseDisplay(session), session: byID ? session : nil, lines: lines
-                ))
+                let response = try connection.send(.logs(LogsRequest(target: byID ? .session(session) : .display(try parseDisplay(session)), lines: lines)))
                 guard let logs = response.logs else { throw Failure.incompleteReply(lacking: "the logs") }
                 if json {
                     try printJSON(logs)

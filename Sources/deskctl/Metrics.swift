@@ -18,7 +18,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: false) {
-                guard let text = try connection.send(Request(command: .metrics)).metrics else {
+                guard let text = try connection.send(.metrics).metrics else {
                     throw Failure.incompleteReply(lacking: "metrics")
                 }
                 print(text, terminator: text.hasSuffix("\n") ? "" : "\n")

@@ -32,7 +32,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let response = try connection.send(Request(command: .passwd, display: try parseDisplay(display), viewOnly: viewOnly ? true : nil))
+                let response = try connection.send(.passwd(PasswdRequest(display: try parseDisplay(display), viewOnly: viewOnly)))
                 guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
                     try printJSON(ConnectableSession(session: session, connect: response.connect))

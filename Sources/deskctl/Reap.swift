@@ -33,9 +33,7 @@ extension Deskctl {
         func run() throws {
             try reporting(json: json) {
                 let seconds = try IdleDuration.seconds(parsing: idle)
-                let sessions = try connection.send(Request(
-                    command: .reap, user: user, idleSeconds: seconds, dryRun: dryRun ? true : nil
-                )).sessions ?? []
+                let sessions = try connection.send(.reap(ReapRequest(idleSeconds: seconds, user: user, dryRun: dryRun))).sessions ?? []
                 if json {
                     try printJSON(sessions)
                     return
@@ -74,7 +72,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let response = try connection.send(Request(command: .probe, display: try parseDisplay(display), idleSeconds: timeout))
+                let response = try connection.send(.probe(ProbeRequest(display: try parseDisplay(display), timeoutSeconds: timeout)))
                 guard let report = response.probe else { throw Failure.incompleteReply(lacking: "a probe report") }
                 guard report.answered else {
                     throw Failure(message: "display \(report.display) did not complete an RFB handshake within \(timeout)s; it is unresponsive.",

@@ -51,11 +51,11 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                let response = try connection.send(Request(
-                    command: .start, user: user, display: try display.map(parseDisplay),
-                    geometry: geometry, depth: depth, desktop: desktop,
-                    ttlSeconds: try ttl.map { text in try IdleDuration.seconds(parsing: text) }, web: web ? true : nil
-                ))
+                let response = try connection.send(.start(StartRequest(
+                    user: user, display: try display.map(parseDisplay), geometry: try geometry.map { try Geometry(parsing: $0) },
+                    depth: depth, desktop: desktop,
+                    linkTTLSeconds: web ? try ttl.map { text in try IdleDuration.seconds(parsing: text) } ?? BrowserLink.defaultTTLSeconds : nil
+                )))
                 guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
                     try printJSON(ConnectableSession(session: session, connect: response.connect, link: response.link))

@@ -16,7 +16,7 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                guard let status = try connection.send(Request(command: .status)).status else {
+                guard let status = try connection.send(.status).status else {
                     throw Failure.incompleteReply(lacking: "a status")
                 }
                 if json {

@@ -50,7 +50,7 @@ extension Deskctl {
         func run() throws {
             try reporting(json: json) {
                 if revoke {
-                    let response = try connection.send(Request(command: .url, display: try parseDisplay(display), revoke: true))
+                    let response = try connection.send(.url(UrlRequest(display: try parseDisplay(display), action: .revoke)))
                     guard let revoked = response.revoked else { throw Failure.incompleteReply(lacking: "what was revoked") }
                     if json {
                         try printJSON(revoked)
@@ -60,8 +60,7 @@ extension Deskctl {
                     return
                 }
                 let seconds = try IdleDuration.seconds(parsing: ttl)
-                let response = try connection.send(Request(command: .url, display: try parseDisplay(display),
-                                                           viewOnly: viewOnly ? true : nil, ttlSeconds: seconds))
+                let response = try connection.send(.url(UrlRequest(display: try parseDisplay(display), action: .mint(viewOnly: viewOnly, ttlSeconds: seconds))))
                 guard let link = response.link else { throw Failure.incompleteReply(lacking: "a link") }
                 if json {
                     try printJSON(link)

@@ -35,3 +35,25 @@ public enum ControlRequest: Sendable, Equatable {
         }
     }
 }
+
+extension ControlRequest {
+    /// The request as it travels (what a client sends).
+    public var wire: Request {
+        switch self {
+        case .ping: Request(command: .ping)
+        case .start(let verb): verb.wire
+        case .list(let verb): verb.wire
+        case .show(let verb): verb.wire
+        case .kill(let verb): verb.wire
+        case .reap(let verb): verb.wire
+        case .probe(let verb): verb.wire
+        case .passwd(let verb): verb.wire
+        case .url(let verb): verb.wire
+        case .history(let verb): verb.wire
+        case .status: Request(command: .status)
+        case .logs(let verb): verb.wire
+        case .metrics: Request(command: .metrics)
+        case .desktops: Request(command: .desktops)
+        }
+    }
+}
