@@ -326,7 +326,7 @@ actor ManagedSession {
         }
         var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try await stopIfKilled()
-        if case .ended(role: "desktop", how: "exited with status 0") = outcome {
+        if case .ended(role: .desktop, how: .exited(status: 0)) = outcome {
             let session = record.session, cgroup = record.cgroup.map(SessionCGroup.init(path:))
             let left = await onDedicatedThread { host.processes(of: session, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
             if !left.isEmpty {
@@ -349,7 +349,7 @@ actor ManagedSession {
                            metadata: record.session.logMetadata)
             environment.archive.note("the desktop had not opened its display \(environment.configuration.value.startTimeout) after the start; deskd answered the start anyway.", to: .desktop, in: logDirectory)
         case .ended(let role, let how):
-            try await failFirstMoments(role: role, how: how, logDirectory: logDirectory, template: template)
+            try await failFirstMoments(role: role.rawValue, how: how.description, logDirectory: logDirectory, template: template)
         }
     }
 
