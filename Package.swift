@@ -29,6 +29,9 @@ let package = Package(
         ),
         // What Swift's Glibc module does not reach: pidfd_open, pipe2, clone3(CLONE_INTO_CGROUP).
         .target(name: "CDeskShims"),
+        // What deskd and deskd-session say to each other: the spec, the replies, the commands.
+        // Glibc only, as deskd-session is, so the helper still starts in next to no time.
+        .target(name: "DeskSessionProtocol"),
         // PAM (libpam0g-dev), for the process that holds each desktop's login session.
         .target(name: "CDeskSession", linkerSettings: [.linkedLibrary("pam")]),
         // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
@@ -37,6 +40,7 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "CDeskShims",
+                "DeskSessionProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -48,6 +52,7 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "DeskLinux",
+                "DeskSessionProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -113,7 +118,7 @@ let package = Package(
         ),
         // One per desktop, as root: its PAM session, its processes, their logs and exit statuses.
         // Glibc and C only (no Foundation), so it costs a start next to nothing.
-        .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims"]),
+        .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims", "DeskSessionProtocol"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
@@ -121,9 +126,11 @@ let package = Package(
         // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
         .testTarget(
             name: "DeskDaemonTests",
-            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux"]),
+        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskSessionProtocol"]),
+        // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
+        .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
         // The gateway against a fake authority and a fake Xvnc in this process: no root needed.
         .testTarget(
             name: "DeskGatewayTests",

@@ -1,5 +1,6 @@
 import DeskCore
 import DeskLinux
+import DeskSessionProtocol
 import FoundationEssentials
 import Glibc
 import Logging
@@ -222,7 +223,7 @@ struct SessionBringUp: Sendable {
         let login: any LoginProcess
         do {
             login = try host.startLogin(.init(
-                account: account, display: display.description, sessionID: session.id, logDirectory: logDirectory,
+                account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
                 xvnc: [configuration.xvncPath] + XvncCommandLine(plan: plan, display: display, directory: directory).arguments,
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
@@ -296,7 +297,7 @@ struct DesktopReadiness {
         case .success(let pid): desktop = pid
         case .failure(let error):
             if host.identity(of: xvnc) == nil {
-                try await failFirstMoments(on: session, role: "xvnc", how: "ended", logDirectory: logDirectory)
+                try await failFirstMoments(on: session, role: .xvnc, how: "ended", logDirectory: logDirectory)
             }
             throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."), step: "desktop spawn failed")
         }
@@ -309,7 +310,7 @@ struct DesktopReadiness {
         }
         var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try session.stopIfKilled()
-        if case .ended(role: "desktop", how: "exited with status 0") = outcome {
+        if case .ended(role: .desktop, how: .exited(status: 0)) = outcome {
             let record = session.record.session
             let left = await onDedicatedThread { host.processes(of: record, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
             if !left.isEmpty {
@@ -331,23 +332,23 @@ struct DesktopReadiness {
                                        metadata: session.record.session.logMetadata)
             environment.archive.note("the desktop had not opened its display \(plan.configuration.startTimeout) after the start; deskd answered the start anyway.", to: .desktop, in: logDirectory)
         case .ended(let role, let how):
-            try await failFirstMoments(on: session, role: role, how: how, logDirectory: logDirectory)
+            try await failFirstMoments(on: session, role: role, how: how.description, logDirectory: logDirectory)
         }
     }
 
     /// Fails a start whose desktop or Xvnc ended before the desktop reached its display, and says so.
-    private func failFirstMoments(on session: isolated ManagedSession, role: String, how: String, logDirectory: String) async throws(LaunchFailure) -> Never {
-        let log = role == "xvnc" ? "xvnc.log" : "desktop.log"
+    private func failFirstMoments(on session: isolated ManagedSession, role: ProcessRole, how: String, logDirectory: String) async throws(LaunchFailure) -> Never {
+        let log = role == .xvnc ? "xvnc.log" : "desktop.log"
         let host = environment.host, display = session.display, template = plan.template.name
         let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
         environment.logger.warning("session process exited before the desktop reached its display; start failed",
                                    metadata: session.record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
-        if role == "xvnc" {
+        if role == .xvnc {
             throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "xvnc exited at once")
         }
         // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
         let what = plan.userXstartup ? "the desktop \"\(template)\" (or ~/.vnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""
-        throw .failed(DeskError(.desktopExited, "\(what) \(how) before it opened its display on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."), step: "\(role) exited at once")
+        throw .failed(DeskError(.desktopExited, "\(what) \(how) before it opened its display on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."), step: "\(role.rawValue) exited at once")
     }
 }

@@ -1,4 +1,6 @@
+import DeskCore
 import CDeskShims
+import DeskSessionProtocol
 import Glibc
 
 /// deskd's side of `deskd-session`, the root process that holds one desktop's PAM session and
@@ -14,51 +16,26 @@ public final class SessionHelper: Sendable {
         return [directory + "/deskd-session", parent + "/libexec/deskd/deskd-session"].first { access($0, X_OK) == 0 }
     }
 
+    /// What deskd-session is to run, in deskd's terms; it travels as `message`.
     public struct Spec: Sendable {
-        public var account: UserAccount
-        public var display: String
-        public var sessionID: String
-        public var logDirectory: String
-        public var logLimit: Int
-        public var journal: Bool
-        public var cgroup: SessionCGroup?
-        public var xvnc: [String]
-        public var xvncUmask: mode_t
-        public var desktop: [String]
-        public var environment: [String: String]
+        /// Whose desktop: its name, ids and home go to deskd-session, which checks them again.
+        public let account: UserAccount
+        /// The spec as it travels to deskd-session.
+        public let message: SessionSpec
+        /// The session's display; on the pipe it is its text (`:3`), the only place it is one.
+        public let display: Display
 
-        public init(account: UserAccount, display: String, sessionID: String, logDirectory: String, logLimit: Int, journal: Bool,
+        public var sessionID: String { message.sessionID }
+
+        /// The environment is sorted by name, so the same spec is always the same bytes.
+        public init(account: UserAccount, display: Display, sessionID: String, logDirectory: String, logLimit: Int, journal: Bool,
                     cgroup: SessionCGroup?, xvnc: [String], xvncUmask: mode_t, desktop: [String], environment: [String: String]) {
             self.account = account
             self.display = display
-            self.sessionID = sessionID
-            self.logDirectory = logDirectory
-            self.logLimit = logLimit
-            self.journal = journal
-            self.cgroup = cgroup
-            self.xvnc = xvnc
-            self.xvncUmask = xvncUmask
-            self.desktop = desktop
-            self.environment = environment
-        }
-
-        /// NUL-separated keys and values, ended by `start` (what deskd-session reads); nil if a
-        /// value holds a NUL, which would end its field early and make the rest a key of its own.
-        var encoded: [UInt8]? {
-            var fields: [(String, String)] = [
-                ("user", account.name), ("uid", String(account.uid)), ("gid", String(account.gid)), ("home", account.home),
-                ("display", display), ("session-id", sessionID), ("log-directory", logDirectory),
-                ("log-limit", String(logLimit)), ("journal", journal ? "1" : "0"), ("xvnc-umask", String(xvncUmask, radix: 8)),
-            ]
-            if let cgroup { fields.append(("cgroup", cgroup.path)) }
-            fields += xvnc.map { ("xvnc", $0) } + desktop.map { ("desktop", $0) }
-            fields += environment.sorted { $0.key < $1.key }.map { ("env", "\($0.key)=\($0.value)") }
-            var bytes: [UInt8] = []
-            for (key, value) in fields {
-                guard !value.utf8.contains(0) else { return nil }
-                bytes += Array(key.utf8) + [0] + Array(value.utf8) + [0]
-            }
-            return bytes + Array("start".utf8) + [0]
+            message = SessionSpec(
+                user: account.name, uid: account.uid, gid: account.gid, home: account.home, display: display.description, sessionID: sessionID,
+                logDirectory: logDirectory, logLimit: logLimit, journal: journal, cgroup: cgroup?.path, xvnc: xvnc,
+                xvncUmask: xvncUmask, desktop: desktop, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         }
     }
 
@@ -76,9 +53,8 @@ public final class SessionHelper: Sendable {
         case settled
         /// The time given ran out with the desktop running but not (yet) on its display.
         case stillStarting
-        /// A session process ended first: `role` is "desktop" or "xvnc", `how` as deskd-session
-        /// records it ("exited with status 127", "killed by signal 11 (Segmentation fault)").
-        case ended(role: String, how: String)
+        /// A session process ended first, as deskd-session recorded it.
+        case ended(role: ProcessRole, how: ProcessEnd)
     }
 
     public let pid: pid_t
@@ -99,7 +75,9 @@ public final class SessionHelper: Sendable {
     /// Starts the helper (in deskd's own cgroup, not the session's: it must outlive the
     /// session's processes to close the PAM session after them) and hands it the spec.
     public static func start(_ spec: Spec, helper: String, stderr: Int32) throws(OSError) -> SessionHelper {
-        guard let bytes = spec.encoded else { throw OSError("encode the spec (a field holds a NUL)", path: helper, errno: EINVAL) }
+        // A spec deskd-session would refuse is refused here, before there is a process to end.
+        let bytes: [UInt8]
+        do { bytes = try spec.message.encoded() } catch { throw OSError("encode the spec (\(error))", path: helper, errno: EINVAL) }
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&input) == 0 else { throw OSError("pipe", path: helper) }
         guard deskd_pipe_cloexec_nonblock(&output) == 0 else { close(input[0]); close(input[1]); throw OSError("pipe", path: helper) }
@@ -140,13 +118,11 @@ public final class SessionHelper: Sendable {
     /// Blocks until the helper says how the start went, or `deadline` passes.
     public func awaitStart(until deadline: ContinuousClock.Instant) -> Start {
         while let line = readLine(until: deadline) {
-            let (word, rest) = Self.split(line)
-            switch word {
-            case "ok": continue
-            case "xvnc": if let pid = pid_t(rest) { return .xvnc(pid) }
-            case "refused": return .refused(rest)
-            case "failed": return .failed(rest)
-            default: continue
+            switch SessionReply(line: line) {
+            case .xvnc(let pid): return .xvnc(pid)
+            case .refused(let sentence): return .refused(sentence)
+            case .failed(let sentence): return .failed(sentence)
+            case .ok, .desktop, .exit, nil: continue
             }
         }
         return .failed("deskd-session said nothing within the start timeout")
@@ -154,15 +130,17 @@ public final class SessionHelper: Sendable {
 
     /// Asks for the desktop and waits for its pid.
     public func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {
-        let command = Array("desktop\n".utf8)
+        let command = SessionCommand.desktop.encoded
         let written = command.withUnsafeBytes { buffer in retryingEINTR { write(commands, buffer.baseAddress, buffer.count) } }
         guard written == command.count else { return .failure(OSError("write", path: "deskd-session")) }
         while let line = readLine(until: deadline) {
-            let (word, rest) = Self.split(line)
-            if word == "desktop", let pid = pid_t(rest) { return .success(pid) }
-            if word == "failed" { return .failure(OSError(rest, path: "deskd-session", errno: EIO)) }
+            switch SessionReply(line: line) {
+            case .desktop(let pid): return .success(pid)
+            case .failed(let sentence): return .failure(OSError(sentence, path: "deskd-session", errno: EIO))
             // Xvnc ended first: deskd-session starts no desktop then, and says nothing more of it.
-            if word == "exit", Self.split(rest).0 == "xvnc" { return .failure(OSError("Xtigervnc \(Self.split(rest).1)", path: "deskd-session", errno: ESRCH)) }
+            case .exit(.xvnc, let end): return .failure(OSError("Xtigervnc \(end)", path: "deskd-session", errno: ESRCH))
+            case .ok, .xvnc, .refused, .exit, nil: continue
+            }
         }
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))
     }
@@ -201,11 +179,7 @@ public final class SessionHelper: Sendable {
                 usleep(useconds_t(max(milliseconds, 1)) * 1000)
                 return nil
             }
-            let (word, rest) = Self.split(line)
-            if word == "exit" {
-                let (role, how) = Self.split(rest)
-                return .ended(role: role, how: how)
-            }
+            if case .exit(let role, let end) = SessionReply(line: line) { return .ended(role: role, how: end) }
             entry.revents = 0
         }
         return nil
@@ -229,10 +203,5 @@ public final class SessionHelper: Sendable {
             if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
             if line.count < 4096 { line.append(byte) }
         }
-    }
-
-    private static func split(_ line: String) -> (String, String) {
-        guard let space = line.firstIndex(of: " ") else { return (line, "") }
-        return (String(line[..<space]), String(line[line.index(after: space)...]))
     }
 }

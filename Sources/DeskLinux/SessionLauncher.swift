@@ -1,4 +1,5 @@
 import CDeskShims
+import DeskSessionProtocol
 import Glibc
 
 /// Starts a process as a user, the way deskd started session processes before deskd-session
@@ -70,14 +71,5 @@ public enum SessionLauncher {
         }
         guard pid > 0 else { throw OSError("spawn", path: spec.executable) }
         return pid
-    }
-}
-
-extension Array where Element == String {
-    /// A NULL-terminated array of C strings, alive for the duration of `body`.
-    func withCStringArray<R>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        let pointers = map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

@@ -9,10 +9,11 @@
 // It outlives a restart of deskd (deskd.service has KillMode=process): the PAM handle lives as
 // long as the desktop, whoever administers it meanwhile, and the re-adopting deskd needs none.
 //
-// It tells deskd what happened on stdout, one line each: `ok`, `refused SENTENCE`,
-// `failed SENTENCE`, `xvnc PID`, `desktop PID`, `exit ROLE HOW`.
+// It reads the spec on stdin, then commands, and tells deskd what happened on stdout, one
+// line each: all three as Sources/DeskSessionProtocol defines them, which deskd shares.
 import CDeskSession
 import CDeskShims
+import DeskSessionProtocol
 import Glibc
 
 @main
@@ -22,13 +23,13 @@ enum DeskdSession {
         let spec: SessionSpec
         do { spec = try SessionSpec.read(from: STDIN_FILENO) } catch {
             switch error {
-            case .incomplete: fail("failed", "deskd-session got no complete spec on stdin; it is started by deskd, not by hand.")
-            case .bad(let what): fail("failed", "deskd-session got a bad spec: \(what).")
+            case .incomplete: fail(.failed("deskd-session got no complete spec on stdin; it is started by deskd, not by hand."))
+            case .bad(let what): fail(.failed("deskd-session got a bad spec: \(what)."))
             }
         }
         // The account database must still say what deskd read a moment ago.
         guard let account = getpwnam(spec.user), account.pointee.pw_uid == spec.uid, account.pointee.pw_gid == spec.gid else {
-            fail("failed", "the account \(spec.user) changed while its desktop was starting; try again.")
+            fail(.failed("the account \(spec.user) changed while its desktop was starting; try again."))
         }
 
         let login: LoginSession
@@ -36,26 +37,26 @@ enum DeskdSession {
             login = try LoginSession(user: spec.user, display: spec.display)
             try login.checkAccount(user: spec.user)
             // Supplementary groups before credentials: pam_group may add to them.
-            guard initgroups(spec.user, spec.gid) == 0 else { fail("failed", "initgroups for \(spec.user) failed: \(String(cString: strerror(errno))).") }
+            guard initgroups(spec.user, spec.gid) == 0 else { fail(.failed("initgroups for \(spec.user) failed: \(String(cString: strerror(errno))).")) }
             try login.open()
         } catch {
             switch error {
-            case .account(let sentence): fail("refused", sentence)
-            case .failed(let sentence): fail("failed", sentence)
+            case .account(let sentence): fail(.refused(sentence))
+            case .failed(let sentence): fail(.failed(sentence))
             }
         }
 
         _ = deskd_become_subreaper()
         let signals = deskd_session_signalfd()
-        guard signals >= 0 else { login.close(); fail("failed", "signalfd failed: \(String(cString: strerror(errno))).") }
+        guard signals >= 0 else { login.close(); fail(.failed("signalfd failed: \(String(cString: strerror(errno))).")) }
         let cgroupFD: Int32 = spec.cgroup.map { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } ?? -1
         if let cgroup = spec.cgroup, cgroupFD < 0 {
             login.close()
-            fail("failed", "cannot open the session's cgroup \(cgroup): \(String(cString: strerror(errno))).")
+            fail(.failed("cannot open the session's cgroup \(cgroup): \(String(cString: strerror(errno)))."))
         }
         let supervisor = Supervisor(spec: spec, environment: sessionEnvironment(spec: spec, pam: login.environment),
                                     cgroupFD: cgroupFD, signals: signals)
-        report("ok")
+        report(.ok)
         supervisor.run()
         login.close()
         exit(0)
@@ -84,16 +85,13 @@ enum DeskdSession {
     }
 }
 
-func report(_ word: String, _ text: String = "") {
-    let line = Array((text.isEmpty ? word : word + " " + text.replacingNewlines).utf8) + [UInt8(ascii: "\n")]
+/// Tells deskd, in one write so that deskd never reads half a line.
+func report(_ reply: SessionReply) {
+    let line = reply.encoded
     _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
 }
 
-func fail(_ word: String, _ text: String) -> Never {
-    report(word, text)
+func fail(_ reply: SessionReply) -> Never {
+    report(reply)
     exit(1)
-}
-
-extension String {
-    var replacingNewlines: String { split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") }
 }

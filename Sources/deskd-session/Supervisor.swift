@@ -1,5 +1,6 @@
 import CDeskSession
 import CDeskShims
+import DeskSessionProtocol
 import Glibc
 
 /// Runs the session's processes and waits for the last of them: starts Xvnc at once and the
@@ -20,7 +21,7 @@ final class Supervisor {
 
     /// A session process this supervisor started, and the pipe its output comes through.
     struct Child {
-        let role: String
+        let role: ProcessRole
         let pid: pid_t
         /// The process itself rather than its number: every signal to it goes through this.
         /// -1 once it is reaped.
@@ -44,12 +45,12 @@ final class Supervisor {
     }
 
     func run() {
-        guard let xvnc = launch("xvnc", spec.xvnc, umask: spec.xvncUmask) else {
-            record("xvnc", "could not be started")
-            report("failed", "could not start \(spec.xvnc[0]): \(String(cString: strerror(errno))).")
+        guard let xvnc = launch(.xvnc, spec.xvnc, umask: spec.xvncUmask) else {
+            record(.xvnc, .notStarted)
+            report(.failed("could not start \(spec.xvnc[0]): \(String(cString: strerror(errno)))."))
             return
         }
-        report("xvnc", String(xvnc.pid))
+        report(.xvnc(xvnc.pid))
         children.append(xvnc)
 
         while true {
@@ -89,33 +90,36 @@ final class Supervisor {
             if command.count < 64 { command.append(byte) }
             return
         }
-        let text = String(decoding: command, as: UTF8.self)
+        let line = String(decoding: command, as: UTF8.self)
         command.removeAll()
-        if text == "desktop" && !desktopStarted && !xvncEnded {
+        switch SessionCommand(line: line) {
+        case .desktop where !desktopStarted && !xvncEnded:
             desktopStarted = true
-            if let desktop = launch("desktop", spec.desktop, umask: 0o022) {
+            if let desktop = launch(.desktop, spec.desktop, umask: 0o022) {
                 children.append(desktop)
-                report("desktop", String(desktop.pid))
+                report(.desktop(desktop.pid))
             } else {
-                record("desktop", "could not be started")
-                report("failed", "could not start the desktop: \(String(cString: strerror(errno))).")
+                record(.desktop, .notStarted)
+                report(.failed("could not start the desktop: \(String(cString: strerror(errno)))."))
             }
-        } else if text == "stop" {
+        case .stop:
             endSession()
+        case .desktop, nil:
+            break
         }
     }
 
-    private func launch(_ role: String, _ argv: [String], umask: mode_t) -> Child? {
+    private func launch(_ role: ProcessRole, _ argv: [String], umask: mode_t) -> Child? {
         var fds: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&fds) == 0 else { return nil }
         // Only deskd-session's end polls; the process's stdout must block as any stdout does, or
         // a desktop writing faster than the log keeps up gets EAGAIN and dies of it.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) & ~O_NONBLOCK)
-        let log = OutputLog(path: spec.logDirectory + "/\(role).log", limit: spec.logLimit,
-                            journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role)] " : nil)
+        let log = OutputLog(path: spec.logDirectory + "/\(role.rawValue).log", limit: spec.logLimit,
+                            journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role.rawValue)] " : nil)
         var pidfd: Int32 = -1
-        let pid = withCStrings(argv) { argvPointer in
-            withCStrings(environment) { envp in
+        let pid = argv.withCStringArray { argvPointer in
+            environment.withCStringArray { envp in
                 spec.home.withCString { home in
                     argv[0].withCString { path in
                         var process = deskd_spawn_spec(
@@ -161,8 +165,8 @@ final class Supervisor {
             if let index = children.firstIndex(where: { $0.pid == pid && $0.pidfd >= 0 }) {
                 close(children[index].pidfd)
                 children[index].pidfd = -1
-                record(children[index].role, Self.describe(status))
-                if children[index].role == "xvnc" { xvncEnded = true }
+                record(children[index].role, ProcessEnd(waitStatus: status))
+                if children[index].role == .xvnc { xvncEnded = true }
             }
         }
     }
@@ -192,35 +196,21 @@ final class Supervisor {
         for child in children where child.pidfd >= 0 { _ = deskd_pidfd_send_signal(child.pidfd, signal) }
     }
 
-    /// How a process ended, as `history` and `deskctl logs` say it.
-    static func describe(_ status: Int32) -> String {
-        let signal = status & 0x7F
-        if signal == 0 { return "exited with status \((status >> 8) & 0xFF)" }
-        let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
-        return "killed by signal \(signal) (\(name))"
-    }
-
     /// Writes how `role` ended beside its log, and tells deskd.
-    private func record(_ role: String, _ how: String) {
-        let path = spec.logDirectory + "/\(role).exit"
+    private func record(_ role: ProcessRole, _ end: ProcessEnd) {
+        let path = spec.logDirectory + "/\(role.rawValue).exit"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 {
-            let bytes = Array((how + "\n").utf8)
+            let bytes = Array((end.description + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
         }
-        report("exit", "\(role) \(how)")
+        report(.exit(role, end))
     }
 
     private static func now() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        let pointers = strings.map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

@@ -1,5 +1,6 @@
 import DeskCore
 import DeskLinux
+import DeskSessionProtocol
 import Glibc
 import Synchronization
 
@@ -30,8 +31,8 @@ final class FakeHost: HostSystem {
         var holdGreeting = false
         /// Programs on the host besides Xvnc (a desktop's needs).
         var installed: Set<String> = ["/usr/bin/xterm", "/usr/bin/openbox-session"]
-        /// The next desktop ends at once, as this says ("exited with status 127").
-        var desktopEndsAtOnce: String?
+        /// The next desktop ends at once, this way.
+        var desktopEndsAtOnce: ProcessEnd?
         /// Making a session directory fails (a full disk, say).
         var failDirectory = false
         var nextPID: pid_t = 1000
@@ -193,7 +194,7 @@ final class FakeHost: HostSystem {
 
     /// How the next desktop ends at once, if it is set to (`desktopEndsAtOnce`); that session's
     /// desktop leaves the process table, as deskd-session would have reaped it.
-    func takeDesktopEnding(sessionID: String) -> String? {
+    func takeDesktopEnding(sessionID: String) -> ProcessEnd? {
         state.withLock { state in
             guard let how = state.desktopEndsAtOnce else { return nil }
             state.desktopEndsAtOnce = nil
@@ -230,6 +231,6 @@ struct FakeLogin: LoginProcess {
     /// A desktop set to end at once (`State.desktopEndsAtOnce`) ends before it settles.
     func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart {
         guard let how = host.takeDesktopEnding(sessionID: sessionID) else { return settled() ? .settled : .stillStarting }
-        return .ended(role: "desktop", how: how)
+        return .ended(role: .desktop, how: how)
     }
 }

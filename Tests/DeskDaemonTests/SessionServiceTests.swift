@@ -268,7 +268,7 @@ import Testing
     @Test func aDesktopThatEndsAtOnceFailsTheStartWithItsLogAndLeavesNothing() async throws {
         let host = FakeHost()
         host.state.withLock {
-            $0.desktopEndsAtOnce = "exited with status 127"
+            $0.desktopEndsAtOnce = .exited(status: 127)
             $0.xvncLog = ["/run/deskd/sessions/x/xstartup: 7: exec: nosuchdesktop: not found"]
         }
         let daemon = try Daemon(host: host)
@@ -289,7 +289,7 @@ import Testing
         // Where a desktop's exit does not end its session, it cannot fail the start either.
         let lenient = try Daemon(host: FakeHost()) { $0.desktopExitEndsSession = false }
         defer { lenient.remove() }
-        lenient.host.state.withLock { $0.desktopEndsAtOnce = "exited with status 1" }
+        lenient.host.state.withLock { $0.desktopEndsAtOnce = .exited(status: 1) }
         #expect(try await lenient.service.start(StartRequest(), caller: Self.alice).display == Display(1))
     }
 

@@ -1,4 +1,5 @@
 @testable import DeskLinux
+import DeskSessionProtocol
 import Glibc
 import Testing
 

@@ -1,9 +1,12 @@
+import DeskCore
 @testable import DeskLinux
+import DeskSessionProtocol
 import Glibc
 import Testing
 
 /// What deskd hands deskd-session on its stdin: NUL-separated keys and values ended by
-/// `start`, read back here as deskd-session reads them (Sources/deskd-session/SessionSpec.swift).
+/// `start`, taken apart here by hand, so that the bytes themselves are pinned (the round trip
+/// through the shared decoder is in DeskSessionProtocolTests).
 @Suite struct SessionHelperSpecTests {
     static let account = UserAccount(name: "alice", uid: 1001, gid: 1002, home: "/home/alice smith", shell: "/bin/bash", groups: [1002, 27])
 
@@ -11,7 +14,7 @@ import Testing
                      environment: [String: String] = ["PATH": "/usr/bin:/bin", "DISPLAY": ":7", "DESKD_SESSION": "s1"],
                      desktop: [String] = ["/bin/sh", "/run/deskd/by-id/s1/xstartup"]) -> SessionHelper.Spec {
         SessionHelper.Spec(
-            account: account, display: ":7", sessionID: "s1", logDirectory: "/var/lib/deskd/logs/alice/s1", logLimit: 1 << 20,
+            account: account, display: Display(7), sessionID: "s1", logDirectory: "/var/lib/deskd/logs/alice/s1", logLimit: 1 << 20,
             journal: true, cgroup: cgroup, xvnc: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"], xvncUmask: 0o077,
             desktop: desktop, environment: environment)
     }
@@ -31,8 +34,7 @@ import Testing
     }
 
     @Test func everyFieldIsAKeyAndAValueEndedByStart() throws {
-        let encoded = try #require(Self.spec().encoded)
-        let (pairs, ended) = Self.decode(encoded)
+        let (pairs, ended) = Self.decode(try Self.spec().message.encoded())
         #expect(ended)
         #expect(pairs.map { "\($0.0)=\($0.1)" } == [
             "user=alice", "uid=1001", "gid=1002", "home=/home/alice smith", "display=:7", "session-id=s1",
@@ -46,8 +48,7 @@ import Testing
     }
 
     @Test func noCGroupIsNoKeyAndAnEmptyValueIsStillAField() throws {
-        let encoded = try #require(Self.spec(cgroup: nil, environment: ["EMPTY": ""], desktop: ["", "x"]).encoded)
-        let (pairs, ended) = Self.decode(encoded)
+        let (pairs, ended) = Self.decode(try Self.spec(cgroup: nil, environment: ["EMPTY": ""], desktop: ["", "x"]).message.encoded())
         #expect(ended && !pairs.contains { $0.0 == "cgroup" })
         #expect(pairs.suffix(3).map { "\($0.0)=\($0.1)" } == ["desktop=", "desktop=x", "env=EMPTY="])
     }
@@ -55,15 +56,15 @@ import Testing
     /// A NUL in a value would end it early and make what follows a key of its own ("uid", say):
     /// such a spec is not encoded, and the helper is not even started.
     @Test func aNULInAValueCannotForgeAKey() throws {
-        #expect(Self.spec(desktop: ["/bin/sh\0uid\0" + "0"]).encoded == nil)
-        #expect(Self.spec(environment: ["A": "1\0start\0"]).encoded == nil)
-        #expect(Self.spec(environment: ["A\0cgroup": "/"]).encoded == nil)
+        #expect(throws: SessionSpec.Failure.bad("a NUL in a value of desktop")) { try Self.spec(desktop: ["/bin/sh\0uid\0" + "0"]).message.encoded() }
+        #expect(throws: SessionSpec.Failure.bad("a NUL in a value of env")) { try Self.spec(environment: ["A": "1\0start\0"]).message.encoded() }
+        #expect(throws: SessionSpec.Failure.bad("a NUL in a value of env")) { try Self.spec(environment: ["A\0cgroup": "/"]).message.encoded() }
         let missing = "/nonexistent/deskd-session"
         #expect(throws: OSError.self) { _ = try SessionHelper.start(Self.spec(desktop: ["a\0b"]), helper: missing, stderr: -1) }
         do {
             _ = try SessionHelper.start(Self.spec(desktop: ["a\0b"]), helper: missing, stderr: -1)
         } catch {
-            #expect(error.errno == EINVAL && error.path == missing)
+            #expect(error.errno == EINVAL && error.path == missing && error.description.contains("a NUL in a value of desktop"), "\(error)")
         }
     }
 

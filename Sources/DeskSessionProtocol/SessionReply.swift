@@ -1,0 +1,69 @@
+import Glibc
+
+/// What deskd-session tells deskd on its stdout, one line each, as things happen: `ok` once
+/// the PAM session is open, then `xvnc PID` (or `refused`/`failed SENTENCE`), `desktop PID`
+/// when deskd asked for it, and `exit ROLE HOW` as each session process ends.
+public enum SessionReply: Sendable, Equatable {
+    /// The login is open; Xvnc comes next.
+    case ok
+    case xvnc(pid_t)
+    /// The account stack refused the login: a sentence for the caller.
+    case refused(String)
+    /// Anything else went wrong: a sentence for the caller.
+    case failed(String)
+    case desktop(pid_t)
+    case exit(ProcessRole, ProcessEnd)
+
+    private enum Word: String {
+        case ok, xvnc, refused, failed, desktop, exit
+    }
+
+    /// The line without its newline. A newline inside a sentence becomes a space, since it
+    /// would end the line early.
+    public var line: String {
+        switch self {
+        case .ok: Self.line(.ok)
+        case .xvnc(let pid): Self.line(.xvnc, String(pid))
+        case .refused(let sentence): Self.line(.refused, sentence)
+        case .failed(let sentence): Self.line(.failed, sentence)
+        case .desktop(let pid): Self.line(.desktop, String(pid))
+        case .exit(let role, let end): Self.line(.exit, role.rawValue + " " + end.description)
+        }
+    }
+
+    /// The line as written to the pipe, newline included.
+    public var encoded: [UInt8] { Array(line.utf8) + [UInt8(ascii: "\n")] }
+
+    /// The reply a line (without its newline) says; nil for a line no deskd-session writes.
+    public init?(line: String) {
+        let (first, rest) = Self.split(line)
+        guard let word = Word(rawValue: first) else { return nil }
+        switch word {
+        case .ok:
+            guard rest.isEmpty else { return nil }
+            self = .ok
+        case .xvnc:
+            guard let pid = pid_t(rest), pid > 0 else { return nil }
+            self = .xvnc(pid)
+        case .refused: self = .refused(rest)
+        case .failed: self = .failed(rest)
+        case .desktop:
+            guard let pid = pid_t(rest), pid > 0 else { return nil }
+            self = .desktop(pid)
+        case .exit:
+            let (role, how) = Self.split(rest)
+            guard let role = ProcessRole(rawValue: role), let end = ProcessEnd(how) else { return nil }
+            self = .exit(role, end)
+        }
+    }
+
+    private static func line(_ word: Word, _ text: String = "") -> String {
+        text.isEmpty ? word.rawValue : word.rawValue + " " + text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
+    }
+
+    /// The first word and the rest, without the space between them.
+    private static func split(_ line: String) -> (String, String) {
+        guard let space = line.firstIndex(of: " ") else { return (line, "") }
+        return (String(line[..<space]), String(line[line.index(after: space)...]))
+    }
+}

@@ -1,0 +1,48 @@
+import DeskSessionProtocol
+import Glibc
+import Testing
+
+/// The lines on the two pipes after the spec: replies from deskd-session, commands from deskd.
+@Suite struct SessionReplyTests {
+    @Test(arguments: [
+        "ok", "xvnc 812", "refused Your account has expired; please contact your system administrator.",
+        "failed could not start /usr/bin/Xtigervnc: No such file or directory.", "failed", "desktop 813",
+        "exit desktop exited with status 0", "exit xvnc killed by signal 11 (Segmentation fault)", "exit desktop could not be started",
+    ])
+    func aLineComesBackAsItWent(_ line: String) throws {
+        let reply = try #require(SessionReply(line: line))
+        #expect(reply.line == line)
+        #expect(reply.encoded == Array((line + "\n").utf8))
+    }
+
+    @Test func eachLineSaysItsReply() {
+        #expect(SessionReply(line: "ok") == .ok)
+        #expect(SessionReply(line: "xvnc 812") == .xvnc(812))
+        #expect(SessionReply(line: "refused Not now.") == .refused("Not now."))
+        #expect(SessionReply(line: "desktop 813") == .desktop(813))
+        #expect(SessionReply(line: "exit xvnc exited with status 1") == .exit(.xvnc, .exited(status: 1)))
+        #expect(SessionReply(line: "exit desktop killed by signal 9 (Killed)") == .exit(.desktop, .killed(signal: 9, name: "Killed")))
+    }
+
+    /// A sentence from PAM may hold newlines; each would end the line early.
+    @Test func aNewlineInASentenceBecomesASpace() {
+        #expect(SessionReply.failed("one\ntwo\n").line == "failed one two ")
+        #expect(SessionReply.refused("a\nb").encoded == Array("refused a b\n".utf8))
+    }
+
+    @Test(arguments: ["", "hello", "ok then", "xvnc", "xvnc 0", "xvnc -5", "xvnc x", "desktop", "exit", "exit desktop",
+                      "exit shell exited with status 0", "exit desktop ended", "Ok"])
+    func aLineNoHelperWritesIsNone(_ line: String) {
+        #expect(SessionReply(line: line) == nil)
+    }
+
+    @Test func commands() {
+        #expect(SessionCommand.desktop.encoded == Array("desktop\n".utf8))
+        #expect(SessionCommand.stop.encoded == Array("stop\n".utf8))
+        for command in SessionCommand.allCases {
+            #expect(SessionCommand(line: String(decoding: command.encoded.dropLast(), as: UTF8.self)) == command)
+        }
+        #expect(SessionCommand(line: "desktop ") == nil)
+        #expect(SessionCommand(line: "") == nil)
+    }
+}
