@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,6 +25,10 @@ int deskd_pidfd_send_signal(int pidfd, int signal) {
 
 int deskd_open_path_nofollow(const char *path) {
     return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+const char *deskd_errno_name(int number) {
+    return strerrorname_np(number);
 }
 
 void deskd_name_this_thread(const char *name) {

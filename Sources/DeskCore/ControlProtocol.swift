@@ -19,6 +19,9 @@ public enum Command: String, Codable, Sendable, CaseIterable {
 public struct ErrorBody: Codable, Sendable, Equatable {
     public var code: DeskError.Code
     public var message: String
+    /// What lay under it, when deskd knows; absent otherwise, so older clients read the same
+    /// two keys as before.
+    public var cause: DeskError.Cause?
 }
 
 public struct Response: Codable, Sendable, Equatable {
@@ -69,11 +72,11 @@ public struct Response: Codable, Sendable, Equatable {
 
     public init(error: DeskError) {
         self.ok = false
-        self.error = ErrorBody(code: error.code, message: error.message)
+        self.error = ErrorBody(code: error.code, message: error.message, cause: error.cause)
     }
 
     public var deskError: DeskError? {
-        error.map { DeskError($0.code, $0.message) }
+        error.map { DeskError($0.code, $0.message, cause: $0.cause) }
     }
 }
 

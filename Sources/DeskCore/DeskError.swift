@@ -1,6 +1,9 @@
-/// The one error type deskd speaks: a stable code for scripts and a sentence for people.
+/// The one error type deskd speaks: a stable code for scripts, a sentence for people and,
+/// when one is known, its cause.
 ///
-/// The code travels on the wire as its raw value; the message says what was wrong and what to do.
+/// The code travels on the wire as its raw value; the message says what was wrong and what to
+/// do; the cause (a failed system call, a PAM result, a place in a file) is for logs and
+/// `deskctl --json`, and never replaces the sentence.
 public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: String, Codable, Sendable, CaseIterable {
         case badRequest = "bad-request"
@@ -35,10 +38,17 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// What lay under the error, when deskd knows it.
+    public var cause: Cause?
 
     public init(_ code: Code, _ message: String) {
+        self.init(code, message, cause: nil)
+    }
+
+    public init(_ code: Code, _ message: String, cause: Cause?) {
         self.code = code
         self.message = message
+        self.cause = cause
     }
 
     public var description: String { message }

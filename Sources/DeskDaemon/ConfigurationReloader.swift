@@ -28,7 +28,9 @@ public struct ConfigurationReloader: Service {
         defer { SystemdNotifier.notify("READY=1") }
         let configuration: DaemonConfiguration
         do { configuration = try load() } catch {
-            logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])
+            var metadata: Logger.Metadata = ["error": "\(error)"]
+            if let error = error as? ConfigurationError { metadata["error.cause"] = "\(error.cause)" }
+            logger.error("configuration not reloaded; the previous one stays in force", metadata: metadata)
             return
         }
         let needsRestart = service.reload(configuration)

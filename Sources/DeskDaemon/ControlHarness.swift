@@ -88,12 +88,12 @@ public struct ControlHarness: Sendable {
         let caller = service.caller(peer)
         let wire: Request
         do { wire = try Request.decode(bytes) } catch {
-            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error.code": "\(error.code.rawValue)"])
+            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)"].merging(error.logMetadata) { $1 })
             return Response(error: error)
         }
         let response: Response
         do { response = try await respond(to: try ControlRequest(wire), caller: caller) } catch {
-            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(wire.command.rawValue)", "error.code": "\(error.code.rawValue)"])
+            logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(wire.command.rawValue)"].merging(error.logMetadata) { $1 })
             response = Response(error: error)
         }
         // What was asked is audited as it was asked, a request refused for its arguments too.

@@ -97,7 +97,8 @@ public struct ControlServer: Service {
 
     /// Answers without reading: the caller holds too many connections, or everyone does.
     private func refuse(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, _ error: DeskError, peer: PeerCredentials) async {
-        logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"])
+        logger.notice("connection refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "error": "\(error.message)"]
+            .merging(error.logMetadata) { $1 })
         try? await connection.executeThenClose { _, _ in
             try await write(Response(error: error), to: connection.channel)
         }

@@ -132,8 +132,8 @@ extension ManagedSession {
                 // A new full password also drops any view-only one: rotating is how access is revoked.
                 bytes = VNCPasswordFile.encode(password: fresh)
             }
-            do { try host.replacePassword(of: directory, with: bytes, owner: owner, group: group) } catch {
-                return .failure(DeskError(.internalError, "could not write the new password for \(display): \(error)."))
+            do throws(OSError) { try host.replacePassword(of: directory, with: bytes, owner: owner, group: group) } catch {
+                return .failure(DeskError(.internalError, "could not write the new password for \(display): \(error).", cause: .init(error)))
             }
             return .success(())
         }

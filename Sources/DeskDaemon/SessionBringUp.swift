@@ -42,7 +42,7 @@ struct SessionBringUp: Sendable {
     /// is tried.
     func start(timings: StartTimings) async throws(DeskError) -> Session {
         do { try host.prepareXSocketDirectory() } catch {
-            throw DeskError(.internalError, "cannot prepare \(XSocketDirectory.path): \(error).")
+            throw DeskError(.internalError, "cannot prepare \(XSocketDirectory.path): \(error).", cause: .init(error))
         }
         var tried: Set<Display> = []
         while true {
@@ -156,18 +156,18 @@ struct SessionBringUp: Sendable {
                 xstartup: xstartup, tls: tls
             ))
         } catch {
-            throw .failed(DeskError(.internalError, "could not prepare the session directory \(directory.path): \(error)."), step: "directory failed")
+            throw .failed(DeskError(.internalError, "could not prepare the session directory \(directory.path): \(error).", cause: .init(error)), step: "directory failed")
         }
         guard let logDirectory = archive.newPath(uid: account.uid, id: id) else {
-            let reason = String(cString: strerror(errno))
-            throw .failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(reason)."), step: "log directory failed")
+            let failure = OSError("create the log directory", path: archive.directory)
+            throw .failed(DeskError(.internalError, "cannot create the session's log directory under \(archive.directory): \(failure.reason).", cause: .init(failure)), step: "log directory failed")
         }
         session.record.logDirectory = logDirectory
         session.footprint.insert(.cgroup)
         do {
             session.record.cgroup = try host.createCGroup(for: id, tasks: configuration.sessionTasksMax, memoryBytes: configuration.sessionMemoryMax)?.path
         } catch {
-            throw .failed(DeskError(.internalError, "could not create the session's cgroup: \(error)."), step: "cgroup failed")
+            throw .failed(DeskError(.internalError, "could not create the session's cgroup: \(error).", cause: .init(error)), step: "cgroup failed")
         }
         archive.save(SessionSummary(session.record.session), in: logDirectory)
         timings.mark("prepared")
@@ -197,7 +197,7 @@ struct SessionBringUp: Sendable {
         }
         session.footprint.insert(.published)
         do { try host.publish(display, sessionID: id, in: configuration.sessionDirectories) } catch {
-            throw .failed(DeskError(.internalError, "could not link \(configuration.sessionDirectories.displays)/\(display.number) to the session: \(error)."), step: "display link failed")
+            throw .failed(DeskError(.internalError, "could not link \(configuration.sessionDirectories.displays)/\(display.number) to the session: \(error).", cause: .init(error)), step: "display link failed")
         }
         session.lifecycle = .ready
         session.persist()
@@ -229,7 +229,7 @@ struct SessionBringUp: Sendable {
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
-            throw .failed(DeskError(.internalError, "could not start deskd-session: \(error)."), step: "spawn failed")
+            throw .failed(DeskError(.internalError, "could not start deskd-session: \(error).", cause: .init(error)), step: "spawn failed")
         }
         session.login = login
         session.record.helper = login.pid
@@ -299,7 +299,7 @@ struct DesktopReadiness {
             if host.identity(of: xvnc) == nil {
                 try await failFirstMoments(on: session, role: .xvnc, how: "ended", logDirectory: logDirectory)
             }
-            throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."), step: "desktop spawn failed")
+            throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log.", cause: .init(error)), step: "desktop spawn failed")
         }
         session.record.session.desktopPid = desktop
         // Who the desktop is, so a watch begun later is not put on a newer process with its pid.

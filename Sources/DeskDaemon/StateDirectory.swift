@@ -4,7 +4,7 @@ import Glibc
 /// The runtime directory, its two subdirectories and the persistent state directory, made
 /// root-owned and checked: deskd refuses to run on a directory someone else controls.
 enum StateDirectory {
-    static func prepare(_ configuration: DaemonConfiguration) throws {
+    static func prepare(_ configuration: DaemonConfiguration) throws(OSError) {
         for (path, mode) in [(configuration.runtimeDirectory, mode_t(0o755)),
                              (configuration.stateDirectory, 0o700),
                              (configuration.sessionRecordsDirectory, 0o700),

@@ -99,9 +99,9 @@ public final class SideListenerService: Service, Sendable {
                 report(updated)
                 // One line when it starts failing and when the reason changes, not one per attempt.
                 if problem != lastProblem {
-                    logger.error("\(listener.name) not listening; deskd serves on without it and keeps trying", metadata: [
-                        "listener.address": "\(updated.address)", "reason": "\(problem)",
-                    ])
+                    var metadata: Logger.Metadata = ["listener.address": "\(updated.address)", "reason": "\(problem)"]
+                    if let cause = error.cause { metadata["error.cause"] = "\(cause)" }
+                    logger.error("\(listener.name) not listening; deskd serves on without it and keeps trying", metadata: metadata)
                     lastProblem = problem
                 }
                 // A shutdown during the wait ends it early; the loop's condition then ends the service.

@@ -1,3 +1,5 @@
+import CDeskShims
+import DeskCore
 import Glibc
 
 /// A failed system call, with what deskd was doing and on which path.
@@ -12,10 +14,20 @@ public struct OSError: Error, CustomStringConvertible, Sendable {
         self.errno = errno
     }
 
+    /// strerror's text for the errno: "No such file or directory".
+    public var reason: String { String(cString: strerror(errno)) }
+
     public var description: String {
-        let reason = String(cString: strerror(errno))
         if let path { return "\(operation) \(path): \(reason)" }
         return "\(operation): \(reason)"
+    }
+}
+
+extension DeskError.Cause {
+    /// The failed call as a cause: `DeskError(.internalError, "could not … \(error).", cause: .init(error))`.
+    public init(_ error: OSError) {
+        self = .system(operation: error.operation, path: error.path, errno: error.errno,
+                       name: deskd_errno_name(error.errno).map { String(cString: $0) }, text: error.reason)
     }
 }
 

@@ -65,7 +65,7 @@ struct ConnectionOptions: ParsableArguments {
             throw Failure(message: "\(error)", code: ExitCodes.unreachable, errorCode: ExitCodes.unreachableCode)
         }
         if let error = response.deskError {
-            throw Failure(message: error.message, code: ExitCodes.refused, errorCode: error.code.rawValue)
+            throw Failure(message: error.message, code: ExitCodes.refused, errorCode: error.code.rawValue, cause: error.cause)
         }
         return response
     }
@@ -91,6 +91,8 @@ struct Failure: Error, CustomStringConvertible {
     let code: Int32
     /// The stable code `--json` prints beside the message.
     let errorCode: String
+    /// deskd's cause, which `--json` prints too; the message already says it for people.
+    var cause: DeskError.Cause? = nil
     var description: String { message }
 
     /// deskd answered, but without what the verb needs: a deskd of another version, most likely.
@@ -106,7 +108,7 @@ extension ParsableCommand {
     func reporting(json: Bool, _ body: () throws -> Void) throws {
         do { try body() } catch let failure as Failure {
             if json {
-                JSONFailure(code: failure.errorCode, message: failure.message).print()
+                JSONFailure(code: failure.errorCode, message: failure.message, cause: failure.cause).print()
             } else {
                 // deskd's sentences can quote a user's log or a requested name: escape before printing.
                 writeToStandardError("deskctl: \(TerminalText.escape(failure.message))\n")

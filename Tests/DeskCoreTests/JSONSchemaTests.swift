@@ -55,6 +55,14 @@ struct JSONSchemaTests {
         try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org/open?token=leaked", expiresAt: Date(), viewOnly: true),
                         "url", valid: false)
         try expectValid(LinkRevocation(display: Display(3), links: 2, browsers: 1, viewOnlyOnly: false), "revoke")
+        // A refusal, with and without its cause (deskctl --json prints deskd's error body as is).
+        struct Failure: Encodable { var error: ErrorBody? }
+        for cause: DeskError.Cause? in [nil, .system(operation: "mkdir", path: "/run/deskd/by-id/x", errno: 13, name: "EACCES", text: "Permission denied"),
+                                        .system(operation: "pipe", path: nil, errno: 24, name: nil, text: "Too many open files"),
+                                        .pam(code: 13, text: "User account has expired"), .configuration(file: "deskd.toml", line: 3, column: nil),
+                                        .other("no answer")] {
+            try expectValid(Failure(error: Response(error: DeskError(.internalError, "it failed.", cause: cause)).error), "error")
+        }
         // Strict enough to notice a shape change: the array list --json used to print fails.
         try expectValid([session], "list", valid: false)
     }

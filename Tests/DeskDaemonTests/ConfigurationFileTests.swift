@@ -204,6 +204,19 @@ struct ConfigurationFileTests {
         #expect(twice.description == "deskd.toml:3: not valid TOML: key \"max_sessions\" is defined twice.")
     }
 
+    @Test("an error's cause is its place: file, line and, for TOML's own, column")
+    func errorCause() throws {
+        let syntax = try #require(parseError("[limits]\nmax_sessions = \"4\n"))
+        #expect(syntax.line == 2 && syntax.column == 16)
+        #expect(syntax.cause == .configuration(file: "deskd.toml", line: 2, column: 16))
+        #expect("\(syntax.cause)" == "deskd.toml:2:16")
+        // The schema knows the key's line, not a column.
+        let key = try #require(parseError("[limits]\nmax_sessions = 3\nmax_session_per_user = 2\n"))
+        #expect(key.cause == .configuration(file: "deskd.toml", line: 3, column: nil))
+        // The sentence is as it was: path:line, no column.
+        #expect(syntax.description.hasPrefix("deskd.toml:2: not valid TOML: a string is not closed"))
+    }
+
     @Test("a missing file is fine at the default path and an error when named")
     func missingFile() throws {
         let path = "/nonexistent/deskd.toml"

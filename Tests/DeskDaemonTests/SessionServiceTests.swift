@@ -247,6 +247,14 @@ import Testing
             await #expect { try await daemon.service.start(StartRequest(), caller: Self.alice) } throws: { ($0 as? DeskError)?.code == .internalError }
         }
         #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
+        // The OS's error travels as the refusal's cause, beside the sentence, to the client too.
+        let reply = try await daemon.send(Request(command: .start), as: Self.alice)
+        guard case .system(let operation, let path, let errno, let name, _) = reply.deskError?.cause else {
+            Issue.record("no system cause in \(reply)")
+            return
+        }
+        #expect(operation == "mkdir" && path?.hasSuffix("/by-id/" + (path?.split(separator: "/").last.map(String.init) ?? "")) == true)
+        #expect(errno == ENOSPC && name == "ENOSPC")
         host.state.withLock { $0.failDirectory = false }
         #expect(try await daemon.service.start(StartRequest(), caller: Self.alice).display == Display(1))
 

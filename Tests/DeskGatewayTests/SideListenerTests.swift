@@ -61,6 +61,23 @@ import TestSupport
         try await running.value
     }
 
+    /// The sentence says "Address already in use"; the cause keeps the call, the address and errno for the log.
+    @Test func aRefusedBindKeepsItsErrnoAsTheCause() async throws {
+        let squatter = try Squatter()
+        defer { squatter.leave() }
+        let gateway = Gateway(configuration: GatewayConfiguration(host: "127.0.0.1", port: squatter.port),
+                              authority: FakeAuthority(endpoint: "/x", password: "x"), logger: quietLogger)
+        do {
+            let channel = try await gateway.listen()
+            try? await channel.close()
+            Issue.record("listened on a port another socket holds")
+        } catch {
+            #expect(error.code == .bindFailed && error.message.hasSuffix(": Address already in use"), "\(error)")
+            #expect(error.cause == .system(operation: "bind", path: "127.0.0.1:\(squatter.port)", errno: EADDRINUSE,
+                                           name: "EADDRINUSE", text: "Address already in use"))
+        }
+    }
+
     @Test func aMissingCertificateIsWaitedForNotFatal() async throws {
         let configuration = GatewayConfiguration(host: "127.0.0.1", port: 0, tlsCertificatePath: "/nonexistent/cert.pem", tlsKeyPath: "/nonexistent/key.pem")
         let gateway = Gateway(configuration: configuration, authority: FakeAuthority(endpoint: "/x", password: "x"), logger: quietLogger)

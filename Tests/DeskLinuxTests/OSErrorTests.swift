@@ -1,3 +1,4 @@
+import DeskCore
 @testable import DeskLinux
 import Glibc
 import Testing
@@ -24,6 +25,21 @@ import Testing
         // And through `any Error`, as the daemon logs it.
         let erased: any Error = error
         #expect("\(erased)".contains("deskd-session") && "\(erased)".contains(String(cString: strerror(ETIMEDOUT))))
+    }
+
+    /// As a DeskError's cause: the same call, path and errno, with errno's name and text.
+    @Test func aFailedCallIsASystemCause() {
+        let cause = DeskError.Cause(OSError("mkdir", path: "/run/deskd/by-id/x", errno: EACCES))
+        #expect(cause == .system(operation: "mkdir", path: "/run/deskd/by-id/x", errno: EACCES, name: "EACCES", text: "Permission denied"))
+        #expect(cause.description == "mkdir /run/deskd/by-id/x: EACCES (Permission denied)")
+        #expect(DeskError.Cause(OSError("pipe", errno: EMFILE)) == .system(operation: "pipe", path: nil, errno: EMFILE, name: "EMFILE", text: "Too many open files"))
+        // A number the C library has no name for keeps its number and strerror's words.
+        #expect(DeskError.Cause(OSError("ioctl", errno: 4000)) == .system(operation: "ioctl", path: nil, errno: 4000, name: nil, text: "Unknown error 4000"))
+        // What a call site writes: the sentence as before, the cause beside it.
+        let error = OSError("mkdir", path: "/run/deskd/by-id/x", errno: EACCES)
+        let refusal = DeskError(.internalError, "could not prepare the session directory /run/deskd/by-id/x: \(error).", cause: .init(error))
+        #expect(refusal.message == "could not prepare the session directory /run/deskd/by-id/x: mkdir /run/deskd/by-id/x: Permission denied.")
+        #expect(refusal.cause == cause)
     }
 
     /// What DeskLinux itself throws carries the call's own errno and the path it failed on.

@@ -17,6 +17,10 @@ int deskd_open_path_nofollow(const char *path);
 /// pipe2(2) with O_CLOEXEC | O_NONBLOCK: hidden behind _GNU_SOURCE in Swift's Glibc module.
 int deskd_pipe_cloexec_nonblock(int fds[2]);
 
+/// errno's symbolic name ("EACCES"), or NULL for a number the C library does not know:
+/// strerrorname_np (glibc 2.32) is hidden behind _GNU_SOURCE in Swift's Glibc module.
+const char *deskd_errno_name(int number);
+
 /// Names the calling thread (what ps -L and gdb show), cut to the kernel's 15 bytes:
 /// pthread_setname_np is hidden behind _GNU_SOURCE in Swift's Glibc module.
 void deskd_name_this_thread(const char *name);
