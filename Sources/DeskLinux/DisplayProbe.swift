@@ -72,7 +72,7 @@ public enum XLockFile {
             bytes = contents
             fileOwner = owner
         }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \n")
+        let text = String(decoding: bytes, as: UTF8.self).trimming(where: { $0 == " " || $0 == "\n" })
         // A regular file without a pid (a half-written lock, or planted garbage) is removed like a
         // stale one: unlinking a regular file in sticky /tmp harms no one.
         guard let pid = pid_t(text), pid > 0 else { return .stale(pid: nil) }
@@ -111,14 +111,4 @@ public enum XLockFile {
 /// Where X servers listen: the socket directory, and the same path in the abstract namespace.
 enum XSocketNames {
     static let prefixes = ["/tmp/.X11-unix/X", "@/tmp/.X11-unix/X"]
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, chars.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, chars.contains(last) { slice = slice.dropLast() }
-        return String(slice)
-    }
 }
