@@ -36,6 +36,7 @@ let package = Package(
             name: "DeskLinux",
             dependencies: [
                 "DeskCore",
+                "DeskClient",
                 "CDeskShims",
                 .product(name: "Logging", package: "swift-log"),
             ]
