@@ -37,7 +37,7 @@ public protocol HostSystem: Sendable {
     func createSessionDirectory(_ directory: SessionDirectory, owner: uid_t, group: gid_t, contents: SessionDirectory.Contents) throws(OSError)
     func readPassword(of directory: SessionDirectory) -> [UInt8]?
     func replacePassword(of directory: SessionDirectory, with bytes: [UInt8], owner: uid_t, group: gid_t) throws(OSError)
-    /// Removes a session directory; a path that is not a directory (an older layout's link) is left.
+    /// Removes a session directory and everything in it, following no link.
     func removeSessionDirectory(_ directory: SessionDirectory)
     func publish(_ display: Display, sessionID: String, in directories: SessionDirectories) throws(OSError)
     func unpublish(_ display: Display, sessionID: String, in directories: SessionDirectories)
