@@ -4,34 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import Synchronization
-
-/// What every connection of one gateway shares.
-struct GatewayEnvironment: Sendable {
-    let configuration: GatewayConfiguration
-    let authority: any GatewayAuthority
-    let logger: Logger
-    let metrics: GatewayMetrics
-    let files: StaticFiles
-    let registry: RelayRegistry
-
-    var limits: GatewayConfiguration.Limits { configuration.limits }
-    var isTLS: Bool { configuration.isTLS }
-}
-
-/// What the WebSocket upgrader learnt about a connection's upgrade, for the handler that answers
-/// a refused one and for the relay that serves an accepted one.
-final class UpgradeNotes: Sendable {
-    enum Outcome: Sendable {
-        case granted(GatewayGrant)
-        case refused(GatewayMetrics.Refusal, String)
-    }
-
-    private let outcome = Mutex<Outcome?>(nil)
-
-    func record(_ value: Outcome) { outcome.withLock { $0 = value } }
-    var recorded: Outcome? { outcome.withLock { $0 } }
-}
 
 /// Everything on the gateway's port that is not a WebSocket: the link page, the token exchange
 /// and noVNC's files.

@@ -1,0 +1,17 @@
+import DeskCore
+
+/// A failure already phrased for the user: printed as is, then exit with `code`.
+struct Failure: Error, CustomStringConvertible {
+    let message: String
+    /// The exit status.
+    let code: Int32
+    /// The stable code `--json` prints beside the message.
+    let errorCode: String
+    var description: String { message }
+
+    /// deskd answered, but without what the verb needs: a deskd of another version, most likely.
+    static func incompleteReply(lacking what: String) -> Failure {
+        Failure(message: "deskd answered without \(what); are deskd and deskctl the same version?",
+                code: ExitCodes.refused, errorCode: DeskError.Code.internalError.rawValue)
+    }
+}
