@@ -1,37 +1,38 @@
 extension TOMLParser {
-    /// "…" on one line, with escapes.
-    mutating func basicString() throws(TOMLError) -> String {
+    /// "…" on one line, with escapes, or '…' as written: `quote` says which.
+    mutating func string(_ quote: UInt8) throws(TOMLError) -> String {
         let start = position
         position += 1
         var text: [UInt8] = []
         while true {
             guard let byte = peek() else { throw error("a string is not closed", at: start) }
             switch byte {
-            case ascii("\""):
+            case quote:
                 position += 1
                 return String(decoding: text, as: UTF8.self)
-            case ascii("\\"):
+            case ascii("\\") where quote == ascii("\""):
                 try escape(into: &text, multiline: false)
             case ascii("\n"), ascii("\r"):
-                throw error("a string is not closed before the end of the line; a string on more lines needs \"\"\"", at: start)
+                throw error("a string is not closed before the end of the line; a string on more lines needs \(Self.threeOf(quote))", at: start)
             default:
                 try stringByte(byte, into: &text)
             }
         }
     }
 
-    /// """…""" over lines, with escapes; a newline just after the opening quotes is not part of it.
-    mutating func multilineBasicString() throws(TOMLError) -> String {
+    /// """…""" over lines, with escapes, or '''…''' as written: `quote` says which. A newline
+    /// just after the opening quotes is not part of it.
+    mutating func multilineString(_ quote: UInt8) throws(TOMLError) -> String {
         let start = position
         position += 3
         _ = try newline()
         var text: [UInt8] = []
         while true {
-            guard let byte = peek() else { throw error("a multi-line string is not closed with \"\"\"", at: start) }
+            guard let byte = peek() else { throw error("a multi-line string is not closed with \(Self.threeOf(quote))", at: start) }
             switch byte {
-            case ascii("\""):
-                if try closingQuotes(ascii("\""), into: &text) { return String(decoding: text, as: UTF8.self) }
-            case ascii("\\"):
+            case quote:
+                if try closingQuotes(quote, into: &text) { return String(decoding: text, as: UTF8.self) }
+            case ascii("\\") where quote == ascii("\""):
                 try escape(into: &text, multiline: true)
             case ascii("\n"), ascii("\r"):
                 _ = try newline()
@@ -42,43 +43,9 @@ extension TOMLParser {
         }
     }
 
-    /// '…' on one line, as written.
-    mutating func literalString() throws(TOMLError) -> String {
-        let start = position
-        position += 1
-        var text: [UInt8] = []
-        while true {
-            guard let byte = peek() else { throw error("a string is not closed", at: start) }
-            switch byte {
-            case ascii("'"):
-                position += 1
-                return String(decoding: text, as: UTF8.self)
-            case ascii("\n"), ascii("\r"):
-                throw error("a string is not closed before the end of the line; a string on more lines needs '''", at: start)
-            default:
-                try stringByte(byte, into: &text)
-            }
-        }
-    }
-
-    /// '''…''' over lines, as written; a newline just after the opening quotes is not part of it.
-    mutating func multilineLiteralString() throws(TOMLError) -> String {
-        let start = position
-        position += 3
-        _ = try newline()
-        var text: [UInt8] = []
-        while true {
-            guard let byte = peek() else { throw error("a multi-line string is not closed with '''", at: start) }
-            switch byte {
-            case ascii("'"):
-                if try closingQuotes(ascii("'"), into: &text) { return String(decoding: text, as: UTF8.self) }
-            case ascii("\n"), ascii("\r"):
-                _ = try newline()
-                text.append(ascii("\n"))
-            default:
-                try stringByte(byte, into: &text)
-            }
-        }
+    /// """ or ''', for a message.
+    private static func threeOf(_ quote: UInt8) -> String {
+        String(repeating: Character(Unicode.Scalar(quote)), count: 3)
     }
 
     /// At a run of quotes in a multi-line string: three end it, and up to two more just before

@@ -146,16 +146,11 @@ extension TOMLParser {
     private mutating func simpleKey() throws(TOMLError) -> String {
         let start = position
         switch peek() {
-        case ascii("\""):
-            if peek(1) == ascii("\""), peek(2) == ascii("\"") {
+        case let quote? where quote == ascii("\"") || quote == ascii("'"):
+            if peek(1) == quote, peek(2) == quote {
                 throw error("a multi-line string cannot be a key", at: start)
             }
-            return try basicString()
-        case ascii("'"):
-            if peek(1) == ascii("'"), peek(2) == ascii("'") {
-                throw error("a multi-line string cannot be a key", at: start)
-            }
-            return try literalString()
+            return try string(quote)
         default:
             while let byte = peek(), Self.isBareKey(byte) { position += 1 }
             guard position > start else {

@@ -4,12 +4,9 @@ extension TOMLParser {
         guard depth <= TOML.maximumDepth else { throw tooDeep(at: start) }
         guard let byte = peek() else { throw error("expected a value, found the end of the file", at: start) }
         switch byte {
-        case ascii("\""):
-            if peek(1) == ascii("\""), peek(2) == ascii("\"") { return .string(try multilineBasicString()) }
-            return .string(try basicString())
-        case ascii("'"):
-            if peek(1) == ascii("'"), peek(2) == ascii("'") { return .string(try multilineLiteralString()) }
-            return .string(try literalString())
+        case ascii("\""), ascii("'"):
+            if peek(1) == byte, peek(2) == byte { return .string(try multilineString(byte)) }
+            return .string(try string(byte))
         case ascii("t"), ascii("f"):
             for word in ["true", "false"] where bytes[position...].starts(with: word.utf8) {
                 position += word.utf8.count

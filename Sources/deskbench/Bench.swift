@@ -293,9 +293,11 @@ final class Bench: @unchecked Sendable {
         lines.append(line)
     }
 
-    func row(_ label: String, _ stats: Stats, _ ratio: String = "") {
+    /// One measure's line: the median and the 10th to 90th percentile in `unit` (seconds unless
+    /// told), then the ratio.
+    func row(_ label: String, _ stats: Stats, _ ratio: String = "", unit: (Double) -> String = format) {
         report("  " + label.padding(toLength: 38, withPad: " ", startingAt: 0)
-               + format(stats.median).leftPadded(10) + "   " + stats.spread.padding(toLength: 22, withPad: " ", startingAt: 0) + ratio)
+               + unit(stats.median).leftPadded(10) + "   " + stats.spread(in: unit).padding(toLength: 22, withPad: " ", startingAt: 0) + ratio)
     }
 
     func cleanUp() {

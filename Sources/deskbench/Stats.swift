@@ -10,5 +10,6 @@ struct Stats {
         return s[low] + (s[high] - s[low]) * (rank - Double(low))
     }
     var median: Double { percentile(0.5) }
-    var spread: String { "\(format(percentile(0.1)))–\(format(percentile(0.9)))" }
+    /// The 10th to the 90th percentile, in `unit`.
+    func spread(in unit: (Double) -> String) -> String { "\(unit(percentile(0.1)))–\(unit(percentile(0.9)))" }
 }
