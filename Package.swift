@@ -39,6 +39,7 @@ let package = Package(
             name: "DeskLinux",
             dependencies: [
                 "DeskCore",
+                "DeskClient",
                 "CDeskShims",
                 "DeskSessionProtocol",
                 .product(name: "Logging", package: "swift-log"),

@@ -47,19 +47,10 @@ public struct ControlClient: Sendable {
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(socketPath.utf8)
-        guard pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw Unreachable(description: "socket path \(socketPath) is too long for a Unix socket; use a shorter one.")
+        guard let address = UnixSocketAddress(socketPath) else {
+            throw Unreachable(description: "socket path '\(socketPath)' cannot name a Unix socket (1 to 107 bytes, no NUL); use a shorter one.")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw unreachable(errno) }
+        guard address.withSockaddr({ connect(fd, $0, $1) }) == 0 else { throw unreachable(errno) }
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -1,17 +1,5 @@
 import FoundationEssentials
 
-/// What an audit entry records: a state-changing request, or a session's end (which deskd
-/// itself records, whatever ended it, so `history` says how every session ended).
-///
-/// The raw values are the trail's `command` field; the request verbs keep their names.
-public enum AuditAction: String, Codable, Sendable {
-    case start, kill, reap, passwd
-    /// A one-time browser link handed out (`deskctl url`): access, like a password.
-    case url
-    /// A session ended: by request, on its own, or because deskd found it gone.
-    case ended
-}
-
 /// One line of the audit trail: who asked for a state change, what, on whom, and how it ended.
 ///
 /// Written by the daemon as one JSON object per line; never holds a password.

@@ -1,19 +1,5 @@
 import FoundationEssentials
 
-/// The life of a session as deskd sees it.
-public enum SessionState: String, Codable, Sendable, CaseIterable {
-    /// Xvnc launched, RFB not yet answering.
-    case starting
-    /// Xvnc completes an RFB handshake.
-    case ready
-    /// Xvnc is gone.
-    case exited
-    /// Xvnc is alive but does not complete a handshake in time.
-    case unresponsive
-    /// Being ended (a kill, a reap, an exit): its processes are being stopped.
-    case stopping
-}
-
 /// One desktop session: what deskd persists and what `list --json` shows.
 ///
 /// JSON keys are the scripting contract: stable and camelCase.
@@ -107,9 +93,4 @@ public struct Session: Codable, Sendable, Equatable {
             viewer: "vncviewer localhost:\(local)"
         )
     }
-}
-
-public struct ConnectHints: Codable, Sendable, Equatable {
-    public var sshTunnel: String
-    public var viewer: String
 }

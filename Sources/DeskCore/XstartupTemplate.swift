@@ -29,7 +29,7 @@ public struct XstartupTemplate: Sendable {
             guard let close = rest[open.upperBound...].range(of: "}}") else {
                 throw DeskError(.invalidDesktop, "template \(name) has an unclosed '{{'; fix the template.")
             }
-            let token = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
+            let token = rest[open.upperBound..<close.lowerBound].trimming(where: { $0 == " " })
             guard let value = values[token] else {
                 throw DeskError(.invalidDesktop, "template \(name) uses unknown token {{\(token)}}; known tokens are \(values.keys.sorted().joined(separator: ", ")).")
             }
@@ -72,9 +72,5 @@ extension Substring {
             index = self.index(after: index)
         }
         return nil
-    }
-
-    fileprivate func trimmingSpaces() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }

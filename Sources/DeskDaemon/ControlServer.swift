@@ -1,3 +1,4 @@
+import DeskClient
 import DeskCore
 import DeskLinux
 import FoundationEssentials

@@ -106,7 +106,7 @@ actor ManagedSession {
     /// Runs `bringUp` on this session and answers with the session and its password, which is
     /// in this reply and nowhere else. A start that fails unwinds what it put on the host; a
     /// kill that came meanwhile ends the session instead of its being handed out.
-    func launch(_ bringUp: SessionBringUp, timings: StartTimings) async throws(LaunchFailure) -> Session {
+    func launch(_ bringUp: SessionBringUp, timings: StartTimings) async throws(SessionBringUp.Failure) -> Session {
         defer {
             launching = false
             for waiter in startWaiters { waiter.resume() }
@@ -137,7 +137,7 @@ actor ManagedSession {
 
     /// Lets go of the display after a failed start: through the teardown of what the start put
     /// on the host, or at once if it put nothing there (nothing to end, nothing to record).
-    private func unwind(after failure: LaunchFailure) async {
+    private func unwind(after failure: SessionBringUp.Failure) async {
         guard teardown == nil else { return await finish(.startFailed(failure.step)) }
         if footprint.isEmpty {
             lifecycle = .ended
@@ -152,7 +152,7 @@ actor ManagedSession {
     }
 
     /// Between the steps of a start: a kill that came while it waited on the host ends it.
-    func stopIfKilled() throws(LaunchFailure) {
+    func stopIfKilled() throws(SessionBringUp.Failure) {
         if stopWhileStarting != nil { throw .killed }
     }
 

@@ -5,24 +5,6 @@ import FoundationEssentials
 import Glibc
 import Logging
 
-/// How a start on one display went wrong.
-enum LaunchFailure: Error {
-    /// Another X server took the display under the start: try the next one.
-    case displayTaken
-    /// For good, at `step` (the end reason the session's logs and metrics keep).
-    case failed(DeskError, step: String)
-    /// A kill came while it started.
-    case killed
-
-    var step: String {
-        switch self {
-        case .displayTaken: "xvnc exited during start"
-        case .failed(_, let step): step
-        case .killed: "killed"
-        }
-    }
-}
-
 /// Carries out a `LaunchPlan` on the host: takes a display, then on the session's actor makes
 /// its directory, log directory and cgroup, opens its login through deskd-session (which starts
 /// Xvnc), waits for a real RFB handshake and the desktop's first X connection, links the
@@ -34,6 +16,24 @@ struct SessionBringUp: Sendable {
 
     private var host: any HostSystem { environment.host }
     private var configuration: DaemonConfiguration { plan.configuration }
+
+    /// How a start on one display went wrong.
+    enum Failure: Error {
+        /// Another X server took the display under the start: try the next one.
+        case displayTaken
+        /// For good, at `step` (the end reason the session's logs and metrics keep).
+        case failed(DeskError, step: String)
+        /// A kill came while it started.
+        case killed
+
+        var step: String {
+            switch self {
+            case .displayTaken: "xvnc exited during start"
+            case .failed(_, let step): step
+            case .killed: "killed"
+            }
+        }
+    }
 
     // MARK: A display
 
@@ -129,7 +129,7 @@ struct SessionBringUp: Sendable {
     /// The steps on a claimed display, on the session's actor; returns the session's password.
     /// One deadline covers them all (sessions.start_timeout): deskd-session's answer, Xvnc's
     /// handshake and the desktop's first X connection come within it, or the start fails.
-    func run(on session: isolated ManagedSession, timings: StartTimings) async throws(LaunchFailure) -> String {
+    func run(on session: isolated ManagedSession, timings: StartTimings) async throws(Failure) -> String {
         var timings = timings
         let account = plan.account, display = session.display, id = session.id
         let deadline = ContinuousClock.now + configuration.startTimeout
@@ -191,8 +191,7 @@ struct SessionBringUp: Sendable {
         session.record.session.pidStartTicks = identity?.startTicks ?? 0
         session.record.session.executable = identity?.executable ?? configuration.xvncPath
         if configuration.desktopExitEndsSession {
-            try await DesktopReadiness(plan: plan, environment: environment)
-                .bringUp(on: session, login: login, logDirectory: logDirectory, until: deadline)
+            try await bringUpDesktop(on: session, login: login, logDirectory: logDirectory, until: deadline)
             timings.mark("desktop")
         }
         session.footprint.insert(.published)
@@ -209,7 +208,7 @@ struct SessionBringUp: Sendable {
 
     /// deskd-session, given the session's spec: it opens the PAM login and starts Xvnc in the
     /// session's cgroup, as the user.
-    private func startLogin(on session: isolated ManagedSession, helper: String, logDirectory: String) throws(LaunchFailure) -> any LoginProcess {
+    private func startLogin(on session: isolated ManagedSession, helper: String, logDirectory: String) throws(Failure) -> any LoginProcess {
         let account = plan.account, display = session.display, directory = session.directory
         let environmentVariables = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
@@ -239,7 +238,7 @@ struct SessionBringUp: Sendable {
     }
 
     /// Ready means a real RFB handshake with this session's Xvnc, and no one else.
-    private func awaitHandshake(on session: isolated ManagedSession, logDirectory: String, deadline: ContinuousClock.Instant) async throws(LaunchFailure) {
+    private func awaitHandshake(on session: isolated ManagedSession, logDirectory: String, deadline: ContinuousClock.Instant) async throws(Failure) {
         let host = self.host, xvnc = session.record.session.pid, endpoint = session.endpoint, display = session.display
         let address = configuration.vncExposure.reachableAddress
         let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline) }
@@ -262,7 +261,7 @@ struct SessionBringUp: Sendable {
     }
 
     /// The admin's certificate and key, read as root from the configured (root-controlled) paths.
-    private func tlsMaterial() throws(LaunchFailure) -> (certificate: [UInt8], key: [UInt8])? {
+    private func tlsMaterial() throws(Failure) -> (certificate: [UInt8], key: [UInt8])? {
         let exposure = configuration.vncExposure
         guard let certificatePath = exposure.tlsCertificate, let keyPath = exposure.tlsKey else { return nil }
         guard let certificate = host.readRootFile(certificatePath, limit: 1 << 20), let key = host.readRootFile(keyPath, limit: 1 << 20) else {
@@ -284,12 +283,9 @@ struct SessionBringUp: Sendable {
 /// exception, the shape the VNC guides teach (`gnome-session &` as the last line): a script
 /// that exits 0 at once leaving processes of its own, which keep the session for as long as
 /// they hold the display (ManagedSession+Exits.swift).
-struct DesktopReadiness {
-    let plan: LaunchPlan
-    let environment: SessionEnvironment
-
-    func bringUp(on session: isolated ManagedSession, login: any LoginProcess, logDirectory: String,
-                 until deadline: ContinuousClock.Instant) async throws(LaunchFailure) {
+extension SessionBringUp {
+    private func bringUpDesktop(on session: isolated ManagedSession, login: any LoginProcess, logDirectory: String,
+                                until deadline: ContinuousClock.Instant) async throws(Failure) {
         let host = environment.host, xvnc = session.record.session.pid, display = session.display, template = plan.template.name
         let launched = await onDedicatedThread { login.startDesktop(until: deadline) }
         let desktop: pid_t
@@ -337,7 +333,7 @@ struct DesktopReadiness {
     }
 
     /// Fails a start whose desktop or Xvnc ended before the desktop reached its display, and says so.
-    private func failFirstMoments(on session: isolated ManagedSession, role: ProcessRole, how: String, logDirectory: String) async throws(LaunchFailure) -> Never {
+    private func failFirstMoments(on session: isolated ManagedSession, role: ProcessRole, how: String, logDirectory: String) async throws(Failure) -> Never {
         let log = role == .xvnc ? "xvnc.log" : "desktop.log"
         let host = environment.host, display = session.display, template = plan.template.name
         let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }

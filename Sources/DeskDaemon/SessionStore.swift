@@ -18,8 +18,8 @@ struct SessionStore: Sendable {
         unlink(path(for: sessionID))
     }
 
-    /// Every readable record; unreadable ones are reported so the caller can log and drop them.
-    /// A record under another name (an older deskd named them by display) is moved to its id's.
+    /// Every readable record; unreadable ones (a file not named after its record's id among
+    /// them) are reported so the caller can log and drop them.
     func loadAll() -> (records: [SessionRecord], unreadable: [String]) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var records: [SessionRecord] = []
@@ -28,14 +28,11 @@ struct SessionStore: Sendable {
             let path = directory + "/" + name
             guard case .contents(let bytes, _, _) = UntrustedFile.read(path, limit: 1 << 20),
                   let record = try? JSONDecoder.desk.decode(SessionRecord.self, from: Data(bytes)),
-                  SessionSummary.isSessionID(record.session.id)
+                  SessionSummary.isSessionID(record.session.id), name == record.session.id + ".json"
             else {
                 unreadable.append(path)
                 unlink(path)
                 continue
-            }
-            if name != record.session.id + ".json" {
-                rename(path, self.path(for: record.session.id))
             }
             records.append(record)
         }

@@ -1,36 +1,9 @@
+import DeskCore
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import Synchronization
-
-/// What every connection of one gateway shares.
-struct GatewayEnvironment: Sendable {
-    let configuration: GatewayConfiguration
-    let authority: any GatewayAuthority
-    let logger: Logger
-    let metrics: GatewayMetrics
-    let files: StaticFiles
-    let registry: RelayRegistry
-
-    var limits: GatewayConfiguration.Limits { configuration.limits }
-    var isTLS: Bool { configuration.isTLS }
-}
-
-/// What the WebSocket upgrader learnt about a connection's upgrade, for the handler that answers
-/// a refused one and for the relay that serves an accepted one.
-final class UpgradeNotes: Sendable {
-    enum Outcome: Sendable {
-        case granted(GatewayGrant)
-        case refused(GatewayMetrics.Refusal, String)
-    }
-
-    private let outcome = Mutex<Outcome?>(nil)
-
-    func record(_ value: Outcome) { outcome.withLock { $0 = value } }
-    var recorded: Outcome? { outcome.withLock { $0 } }
-}
 
 /// Everything on the gateway's port that is not a WebSocket: the link page, the token exchange
 /// and noVNC's files.
@@ -164,7 +137,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func exchange(_ request: HTTPRequestHead) {
-        let token = body.map { String(buffer: $0) }.map { $0.trimmingASCIISpace() } ?? ""
+        let token = body.map { String(buffer: $0) }.map { $0.trimming(where: \.isASCIISpace) } ?? ""
         // fetch() always sends Origin on a POST: another site's page may not trade a token here.
         guard RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin) else {
             environment.metrics.refused(.origin)
@@ -267,11 +240,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-extension String {
-    fileprivate func trimmingASCIISpace() -> String {
-        let bytes = utf8.drop(while: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
-        let end = bytes.lastIndex(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) })
-        guard let end else { return "" }
-        return String(decoding: bytes[...end], as: UTF8.self)
+extension Character {
+    /// Space, tab, CR or LF (CR LF is one `Character`): what may pad a body, and nothing
+    /// beyond ASCII.
+    fileprivate var isASCIISpace: Bool {
+        self == " " || self == "\t" || self == "\r" || self == "\n" || self == "\r\n"
     }
 }

@@ -37,7 +37,7 @@ public protocol HostSystem: Sendable {
     func createSessionDirectory(_ directory: SessionDirectory, owner: uid_t, group: gid_t, contents: SessionDirectory.Contents) throws(OSError)
     func readPassword(of directory: SessionDirectory) -> [UInt8]?
     func replacePassword(of directory: SessionDirectory, with bytes: [UInt8], owner: uid_t, group: gid_t) throws(OSError)
-    /// Removes a session directory; a path that is not a directory (an older layout's link) is left.
+    /// Removes a session directory and everything in it, following no link.
     func removeSessionDirectory(_ directory: SessionDirectory)
     func publish(_ display: Display, sessionID: String, in directories: SessionDirectories) throws(OSError)
     func unpublish(_ display: Display, sessionID: String, in directories: SessionDirectories)
@@ -90,55 +90,5 @@ extension HostSystem {
     public func isSameProcess(_ session: Session) -> Bool {
         guard let now = identity(of: session.pid) else { return false }
         return now.startTicks == session.pidStartTicks && now.uid == session.uid && now.executable == session.executable
-    }
-}
-
-/// The process behind one desktop's PAM login, as the daemon drives it.
-public protocol LoginProcess: Sendable {
-    var pid: pid_t { get }
-    func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start
-    func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError>
-    func awaitDesktop(until deadline: ContinuousClock.Instant, settled: () -> Bool) -> SessionHelper.DesktopStart
-}
-
-extension SessionHelper: LoginProcess {}
-
-/// What tells a process from a later one that got the same pid.
-public struct ProcessIdentity: Sendable, Equatable {
-    public var startTicks: UInt64
-    public var uid: uid_t?
-    public var executable: String?
-
-    public init(startTicks: UInt64, uid: uid_t?, executable: String?) {
-        self.startTicks = startTicks
-        self.uid = uid
-        self.executable = executable
-    }
-}
-
-/// How a new session's endpoint answered while it started.
-public enum RFBReadiness: Sendable, Equatable {
-    case answered
-    /// Xvnc ended first.
-    case exited
-    case timedOut
-    /// Something other than the session's Xvnc holds the endpoint.
-    case impostor(String)
-}
-
-/// What a probe's RFB session found.
-public struct RFBProbe: Sendable, Equatable {
-    public var protocolVersion: String
-    public var desktopName: String?
-    public var width: Int?
-    public var height: Int?
-    public var roundTrip: Duration
-
-    public init(protocolVersion: String, desktopName: String? = nil, width: Int? = nil, height: Int? = nil, roundTrip: Duration) {
-        self.protocolVersion = protocolVersion
-        self.desktopName = desktopName
-        self.width = width
-        self.height = height
-        self.roundTrip = roundTrip
     }
 }

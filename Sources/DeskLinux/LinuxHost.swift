@@ -48,11 +48,7 @@ public final class LinuxHost: HostSystem {
         try directory.replacePassword(bytes, owner: owner, group: group)
     }
 
-    public func removeSessionDirectory(_ directory: SessionDirectory) {
-        var info = stat()
-        guard lstat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
-        directory.remove()
-    }
+    public func removeSessionDirectory(_ directory: SessionDirectory) { directory.remove() }
 
     public func publish(_ display: Display, sessionID: String, in directories: SessionDirectories) throws(OSError) {
         try directories.publish(display, sessionID: sessionID)

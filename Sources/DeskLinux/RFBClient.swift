@@ -1,4 +1,5 @@
 import CDeskShims
+import DeskClient
 import DeskCore
 import Glibc
 

@@ -35,11 +35,6 @@ public struct SessionDirectories: Sendable {
         guard rename(temporary, link) == 0 else {
             let error = OSError("rename", path: link)
             unlink(temporary)
-            // A directory left by an older deskd (sessions were once keyed by display): replace it.
-            if error.errno == EISDIR || error.errno == ENOTEMPTY || error.errno == EEXIST {
-                SecureTree.remove(link)
-                if symlink("../by-id/" + sessionID, link) == 0 { return }
-            }
             throw error
         }
     }

@@ -1,3 +1,4 @@
+import DeskClient
 import Glibc
 
 /// sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET. Under Type=notify,

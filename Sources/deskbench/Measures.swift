@@ -14,9 +14,9 @@ extension Bench {
         }
         try startDaemon()
         freshResidentMiB = residentMiB(daemonPID)
-        let uname = (try? Run.of("/usr/bin/uname", ["-srm"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
+        let uname = (try? Run.of("/usr/bin/uname", ["-srm"]).stdout.trimming()) ?? "?"
         let cpu = (ProcFS.readText("/proc/cpuinfo") ?? "").split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) } ?? "?"
+            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimming() } ?? "?"
         report("deskbench: deskd \(DeskVersion.current) (\(URL(fileURLWithPath: options.products).lastPathComponent) build), \(Date().formatted(.iso8601))")
         report("host: \(uname), \(cpu), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) cores; TigerVNC \(tigervncVersion())")
         report("")
@@ -157,7 +157,7 @@ extension Bench {
         while now() < deadline {
             if let list = try? Run.of("/usr/bin/env", environment + ["xprop", "-root", "_NET_CLIENT_LIST"]).stdout,
                let ids = list.split(separator: "#").last {
-                for id in ids.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !id.isEmpty {
+                for id in ids.split(separator: ",").map({ $0.trimming() }) where !id.isEmpty {
                     if let name = try? Run.of("/usr/bin/env", environment + ["xprop", "-id", id, "WM_CLASS"]).stdout, name.contains("xfce4-panel") {
                         return true
                     }

@@ -54,13 +54,15 @@ extension Bench {
         let perRound = { (figures: [String: [Double]]) in
             Stats(values: zip(figures["gateway"] ?? [], figures["websockify"] ?? []).map { $0 / $1 }).median
         }
-        report(throughputRow("Xvnc's socket, no relay (ceiling)", rates["direct"] ?? []))
-        report(throughputRow("deskd gateway", rates["gateway"] ?? [],
-                             String(format: "%.2f× websockify's bytes/s (goal ≥ 1×)", perRound(rates))))
-        report(throughputRow("websockify", rates["websockify"] ?? []))
-        report(cpuRow("deskd gateway, CPU per GB moved", cpuPerGB["gateway"] ?? [],
-                      String(format: "%.2f× websockify's (goal ≤ 0.5×)", perRound(cpuPerGB))))
-        report(cpuRow("websockify, CPU per GB moved", cpuPerGB["websockify"] ?? []))
+        let throughput = { (value: Double) in String(format: "%.0f MB/s", value / 1e6) }
+        let cpuTime = { (value: Double) in String(format: "%.2f s", value) }
+        row("Xvnc's socket, no relay (ceiling)", Stats(values: rates["direct"] ?? []), unit: throughput)
+        row("deskd gateway", Stats(values: rates["gateway"] ?? []),
+            String(format: "%.2f× websockify's bytes/s (goal ≥ 1×)", perRound(rates)), unit: throughput)
+        row("websockify", Stats(values: rates["websockify"] ?? []), unit: throughput)
+        row("deskd gateway, CPU per GB moved", Stats(values: cpuPerGB["gateway"] ?? []),
+            String(format: "%.2f× websockify's (goal ≤ 0.5×)", perRound(cpuPerGB)), unit: cpuTime)
+        row("websockify, CPU per GB moved", Stats(values: cpuPerGB["websockify"] ?? []), unit: cpuTime)
 
         // Round trips of a 1×1 update, in blocks alternated across the three paths.
         var trips: [String: [Double]] = [:]
@@ -134,19 +136,5 @@ extension Bench {
     static func freeLoopbackPort() throws -> Int {
         guard let port = InternetSocketAddress.freeLoopbackPort() else { throw Options.Usage("no free loopback port") }
         return port
-    }
-
-    private func throughputRow(_ label: String, _ values: [Double], _ ratio: String = "") -> String {
-        let stats = Stats(values: values)
-        let mb = { (value: Double) in String(format: "%.0f MB/s", value / 1e6) }
-        return "  " + label.padding(toLength: 38, withPad: " ", startingAt: 0) + mb(stats.median).leftPadded(10) + "   "
-            + "\(mb(stats.percentile(0.1)))–\(mb(stats.percentile(0.9)))".padding(toLength: 22, withPad: " ", startingAt: 0) + ratio
-    }
-
-    private func cpuRow(_ label: String, _ values: [Double], _ ratio: String = "") -> String {
-        let stats = Stats(values: values)
-        let seconds = { (value: Double) in String(format: "%.2f s", value) }
-        return "  " + label.padding(toLength: 38, withPad: " ", startingAt: 0) + seconds(stats.median).leftPadded(10) + "   "
-            + "\(seconds(stats.percentile(0.1)))–\(seconds(stats.percentile(0.9)))".padding(toLength: 22, withPad: " ", startingAt: 0) + ratio
     }
 }

@@ -47,61 +47,6 @@ struct Deskctl: ParsableCommand {
     }
 }
 
-/// Options every subcommand shares.
-struct ConnectionOptions: ParsableArguments {
-    @Option(help: "deskd's control socket (default: $DESKD_SOCKET or /run/deskd/deskd.sock).")
-    var socket: String?
-
-    var client: ControlClient {
-        ControlClient(socketPath: ControlClient.socketPath(option: socket))
-    }
-
-    /// Sends the request; on a refusal prints deskd's sentence on stderr and exits non-zero.
-    func send(_ request: ControlRequest) throws -> Response {
-        let response: Response
-        do {
-            response = try client.send(request)
-        } catch {
-            throw Failure(message: "\(error)", code: ExitCodes.unreachable, errorCode: ExitCodes.unreachableCode)
-        }
-        if let error = response.deskError {
-            throw Failure(message: error.message, code: ExitCodes.refused, errorCode: error.code.rawValue, cause: error.cause)
-        }
-        return response
-    }
-}
-
-/// Exit statuses scripts can rely on (documented in the README), and the `--json` error codes of
-/// the failures deskd never saw (deskd's own are `DeskError.Code`; docs/schema/error.json lists both).
-enum ExitCodes {
-    static let refused: Int32 = 1
-    static let usage: Int32 = 2
-    static let unreachable: Int32 = 3
-
-    static let usageCode = "usage"
-    static let unreachableCode = "unreachable"
-    /// probe: the session's Xvnc did not complete an RFB handshake in time.
-    static let unresponsiveCode = "unresponsive"
-}
-
-/// A failure already phrased for the user: printed as is, then exit with `code`.
-struct Failure: Error, CustomStringConvertible {
-    let message: String
-    /// The exit status.
-    let code: Int32
-    /// The stable code `--json` prints beside the message.
-    let errorCode: String
-    /// deskd's cause, which `--json` prints too; the message already says it for people.
-    var cause: DeskError.Cause? = nil
-    var description: String { message }
-
-    /// deskd answered, but without what the verb needs: a deskd of another version, most likely.
-    static func incompleteReply(lacking what: String) -> Failure {
-        Failure(message: "deskd answered without \(what); are deskd and deskctl the same version?",
-                code: ExitCodes.refused, errorCode: DeskError.Code.internalError.rawValue)
-    }
-}
-
 extension ParsableCommand {
     /// Runs `body`, turning a `Failure` into "deskctl: <sentence>" on stderr, or with `json` into
     /// `{"error": …}` on stdout, and its exit code.

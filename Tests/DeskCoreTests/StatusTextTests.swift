@@ -31,7 +31,7 @@ import Testing
         #expect(lines.allSatisfy { $0.count <= 80 }, "\(text)")
         let problemLines = lines.drop { !$0.hasPrefix("gateway") }.dropFirst()
         #expect(problemLines.count >= 2 && problemLines.allSatisfy { $0.hasPrefix("         ") })
-        #expect(problemLines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ") == problem)
+        #expect(problemLines.map { $0.trimming() }.joined(separator: " ") == problem)
     }
 
     @Test func aListenerNotYetTriedIsStarting() {

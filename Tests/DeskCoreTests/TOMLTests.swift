@@ -73,6 +73,11 @@ struct TOMLTests {
         ("# über \u{7F}\n", 1, 8, "control character U+007F is not allowed in a comment"),
         ("a = 'x\r'\n", 1, 5, "a string is not closed before the end of the line"),
         ("a = 1\rb = 2\n", 1, 6, "a carriage return must be followed by a line feed"),
+        ("a = \"x\n\"\n", 1, 5, "a string on more lines needs \"\"\""),
+        ("a = 'x\n'\n", 1, 5, "a string on more lines needs '''"),
+        ("a = \"\"\"x\n", 1, 5, "a multi-line string is not closed with \"\"\""),
+        ("a = '''x\\n", 1, 5, "a multi-line string is not closed with '''"),
+        ("'''k''' = 1\n", 1, 1, "a multi-line string cannot be a key"),
     ])
     func errorPositions(text: String, line: Int, column: Int, message: String) throws {
         let error = try #require(parseError(text), "\(text.debugDescription) parsed")

@@ -207,7 +207,7 @@ import Testing
         await #expect {
             try await session.launch(SessionBringUp(plan: plan, environment: environment), timings: StartTimings())
         } throws: { error in
-            guard case .failed(let failure, _) = error as? LaunchFailure else { return false }
+            guard case .failed(let failure, _) = error as? SessionBringUp.Failure else { return false }
             return failure.code == .noSuchSession
         }
         await kill.value

@@ -1,3 +1,4 @@
+import DeskCore
 import DeskLinux
 import Foundation
 import Glibc
@@ -224,7 +225,7 @@ final class BootedDebian {
         let deadline = Date().addingTimeInterval(seconds)
         var state = ""
         while Date() < deadline {
-            state = ((try? exec(["systemctl", "is-system-running"], timeout: 10))?.stdout ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            state = ((try? exec(["systemctl", "is-system-running"], timeout: 10))?.stdout ?? "").trimming()
             if state == "running" || state == "degraded" || state == "maintenance" || state == "stopping" { return state }
             guard nspawn?.isRunning == true else { return "offline (systemd-nspawn exited)" }
             usleep(100_000)
@@ -324,7 +325,7 @@ final class BootedDebian {
     }
 
     static func command(of pid: pid_t) -> String? {
-        ProcFS.readText("/proc/\(pid)/comm")?.trimmingCharacters(in: .whitespacesAndNewlines)
+        ProcFS.readText("/proc/\(pid)/comm")?.trimming()
     }
 
     // MARK: - Helpers

@@ -226,7 +226,7 @@ import VNCViewer
         let leftovers = try inside(["/bin/sh", "-c", "for p in \"$@\"; do if [ -e \"$p\" ] || [ -L \"$p\" ]; then echo \"$p\"; fi; done", "sh"] + packageFiles)
         #expect(leftovers.stdout.isEmpty, "files of the package left after purge:\n\(leftovers.stdout)")
         let units = try inside(["systemctl", "list-unit-files", "deskd*", "--no-legend", "--no-pager"])
-        #expect(units.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "units left after purge:\n\(units.stdout)")
+        #expect(units.stdout.trimming().isEmpty, "units left after purge:\n\(units.stdout)")
         let group = try inside(["getent", "group", "deskd-admin"])
         #expect(group.status != 0, "the deskd-admin group is left after purge: \(group.stdout)")
         let processes = try inside(["ps", "-eo", "pid=,stat=,user:32=,comm="]).stdout.split(separator: "\n").filter { line in
@@ -250,8 +250,8 @@ import VNCViewer
         let built = try await DebianPackage.deb()
         try #require(access(built, R_OK) == 0, "no package at \(built)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        let versionA = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let architecture = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Architecture"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let versionA = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Version"]).stdout.trimming()
+        let architecture = try CommandResult.run("/usr/bin/dpkg-deb", ["-f", built, "Architecture"]).stdout.trimming()
         let a = "deskd_\(versionA)_\(architecture).deb"
         try FileManager.default.copyItem(atPath: built, toPath: "\(directory)/\(a)")
         // "+booted1" sorts after the version it is appended to (with or without a revision).
@@ -282,7 +282,7 @@ import VNCViewer
         }
         return values.flatMap { $0.split(separator: ",") }.compactMap { relation in
             let first = relation.split(separator: "|").first.map(String.init) ?? ""
-            let name = first.split(separator: "(").first?.trimmingCharacters(in: .whitespaces) ?? ""
+            let name = first.split(separator: "(").first?.trimming() ?? ""
             return name.split(separator: ":").first.map(String.init)
         }.filter { !$0.isEmpty }
     }

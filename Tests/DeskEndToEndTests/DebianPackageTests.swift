@@ -79,7 +79,7 @@ struct DebianPackageTests {
             let fields = try CommandResult.run("/usr/bin/dpkg-deb", ["--field", deb, "Package", "Version", "Depends"]).stdout
             #expect(fields.contains("Version: \(DeskVersion.current)\n"), "\(fields)")
             let depends = (fields.components(separatedBy: "Depends: ").last ?? "")
-                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").first.map(String.init) ?? "" }
+                .split(separator: ",").map { $0.trimming().split(separator: " ").first.map(String.init) ?? "" }
             for package in ["libc6", "libpam0g", "libpam-modules", "libpam-runtime", "passwd", "procps", "tigervnc-standalone-server", "xauth", "systemd"] {
                 #expect(depends.contains(package), "Depends: \(depends)")
             }
@@ -142,7 +142,7 @@ enum DebianPackage {
         // At the lowest priority: the release build takes every core for minutes, and the
         // end-to-end suites running beside it measure times.
         let build = try await runInBackground("/usr/bin/nice", ["-n", "19", TestEnvironment.repository.appendingPathComponent("scripts/make-deb").path, output])
-        let path = build.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = build.stdout.trimming()
         guard build.status == 0, access(path, R_OK) == 0 else {
             throw PackageFailure("scripts/make-deb failed (exit \(build.status)): \(build.stderr)")
         }

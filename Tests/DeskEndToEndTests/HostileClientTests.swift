@@ -16,15 +16,9 @@ extension EndToEnd {
         /// Connects to `socket`; with `uid`, as that user (SO_PEERCRED records the effective uid at connect).
         init(_ socket: String, as uid: uid_t? = nil) throws {
             fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in socket.utf8.enumerated() { raw[index] = byte }
-            }
+            let address = UnixSocketAddress(socket)!
             if let uid { precondition(seteuid(uid) == 0) }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
+            let connected = address.withSockaddr { connect(fd, $0, $1) }
             if uid != nil { precondition(seteuid(0) == 0) }
             guard connected == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
         }

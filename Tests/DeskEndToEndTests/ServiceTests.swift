@@ -17,15 +17,7 @@ extension EndToEnd {
         init() throws {
             path = "/tmp/deskt-notify-\(UUID().uuidString.prefix(8)).sock"
             fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+            guard UnixSocketAddress(path)!.withSockaddr({ bind(fd, $0, $1) }) == 0 else { throw POSIXError(.EADDRINUSE) }
         }
 
         deinit { close(fd); unlink(path) }

@@ -235,7 +235,7 @@ extension EndToEnd {
     /// A process's parent, from /proc/PID/status.
     static func parent(of pid: pid_t) -> pid_t? {
         guard let status = ProcFS.readText("/proc/\(pid)/status") else { return nil }
-        return status.split(separator: "\n").first { $0.hasPrefix("PPid:") }.flatMap { pid_t($0.dropFirst(5).trimmingCharacters(in: .whitespaces)) }
+        return status.split(separator: "\n").first { $0.hasPrefix("PPid:") }.flatMap { pid_t($0.dropFirst(5).trimming()) }
     }
 
     static func commandLine(_ pid: pid_t) -> String {

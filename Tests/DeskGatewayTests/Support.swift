@@ -1,3 +1,4 @@
+import DeskClient
 import TestSupport
 import DeskCore
 import DeskGateway

@@ -1,3 +1,4 @@
+import DeskCore
 import DeskGateway
 import Foundation
 import Glibc
@@ -96,7 +97,7 @@ struct TLSTests {
     static func handshake(port: Int, _ options: [String]) throws -> (protocol: String, cipher: String)? {
         let (status, output) = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-brief"] + options)
         func field(_ name: String) -> String? {
-            output.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+            output.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimming() }
         }
         guard status == 0, let version = field("Protocol version"), let cipher = field("Ciphersuite") else { return nil }
         return (version, cipher)

@@ -1,3 +1,4 @@
+import DeskClient
 @testable import DeskLinux
 import Glibc
 import Testing

@@ -1,3 +1,4 @@
+import DeskClient
 @testable import DeskLinux
 import Foundation
 import Glibc
@@ -11,15 +12,7 @@ import Testing
     static func listeners(_ count: Int, prefix: String) -> [Int32] {
         (0..<count).compactMap { index in
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let name = Array("\(prefix)\(index)".utf8)
-            withUnsafeMutableBytes(of: &address.sun_path) { path in
-                path[0] = 0   // abstract: a leading NUL
-                for (offset, byte) in name.enumerated() { path[offset + 1] = byte }
-            }
-            let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)
-            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            let bound = UnixSocketAddress("@\(prefix)\(index)")?.withSockaddr { bind(fd, $0, $1) }
             guard bound == 0, listen(fd, 1) == 0 else { close(fd); return nil }
             return fd
         }

@@ -1,3 +1,4 @@
+import DeskClient
 import DeskCore
 @testable import DeskLinux
 import Foundation

@@ -1,3 +1,4 @@
+import DeskCore
 import DeskLinux
 import Foundation
 import Glibc
@@ -106,7 +107,7 @@ public final class RawClient {
                 guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "not HTTP: \(head)") }
                 let headers = lines.compactMap { line -> (String, String)? in
                     guard let colon = line.firstIndex(of: ":") else { return nil }
-                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    return (String(line[..<colon]), line[line.index(after: colon)...].trimming(where: { $0 == " " || $0 == "\t" }))
                 }
                 let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
                 return Response(status: status, headers: headers, body: try take(length))

@@ -1,47 +1,6 @@
 import DeskCore
 import Glibc
 
-/// Looks at the host to say what occupies each X display.
-///
-/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
-/// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
-public struct DisplaySnapshot: Sendable {
-    let rfbPortBase: Int?
-    let listeningTCPPorts: Set<Int>
-    let listeningUnixPaths: Set<String>
-
-    /// `rfbPortBase`: where the displays' RFB ports start when sessions listen on TCP (then a
-    /// port held by something else makes its display unusable); nil when they do not.
-    public static func take(displays: ClosedRange<Int>, rfbPortBase: Int? = Display.defaultRFBPortBase) -> DisplaySnapshot {
-        let first = Display(displays.lowerBound), last = Display(displays.upperBound)
-        var ports = first.x11Port...last.x11Port
-        if let base = rfbPortBase {
-            ports = min(first.rfbPort(base: base), ports.lowerBound)...max(last.rfbPort(base: base), ports.upperBound)
-        }
-        return DisplaySnapshot(
-            rfbPortBase: rfbPortBase,
-            listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
-            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes)
-        )
-    }
-
-    public func occupancy(of display: Display) -> DisplayOccupancy {
-        switch XLockFile.read(display) {
-        case .live(let pid): return .liveLock(pid: pid)
-        case .stale(let pid): return .staleLock(pid: pid)
-        case .unusable(let what): return .unusableLock(what)
-        case .absent: break
-        }
-        if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath) {
-            return .xSocketListening
-        }
-        for port in [rfbPortBase.map(display.rfbPort(base:)), display.x11Port].compactMap({ $0 }) where listeningTCPPorts.contains(port) {
-            return .tcpPortBound(port)
-        }
-        return .free
-    }
-}
-
 /// The X server's own lock, `/tmp/.X<n>-lock`: its pid as ten characters and a newline.
 ///
 /// Any user can create this file first, as anything: a FIFO (an open without O_NONBLOCK would
@@ -72,7 +31,7 @@ public enum XLockFile {
             bytes = contents
             fileOwner = owner
         }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: " \n")
+        let text = String(decoding: bytes, as: UTF8.self).trimming(where: { $0 == " " || $0 == "\n" })
         // A regular file without a pid (a half-written lock, or planted garbage) is removed like a
         // stale one: unlinking a regular file in sticky /tmp harms no one.
         guard let pid = pid_t(text), pid > 0 else { return .stale(pid: nil) }
@@ -105,20 +64,5 @@ public enum XLockFile {
         if !ProcFS.listeningUnixSocketPaths(prefixes: [display.socketPath]).contains(display.socketPath) {
             unlink(display.socketPath)
         }
-    }
-}
-
-/// Where X servers listen: the socket directory, and the same path in the abstract namespace.
-enum XSocketNames {
-    static let prefixes = ["/tmp/.X11-unix/X", "@/tmp/.X11-unix/X"]
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, chars.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, chars.contains(last) { slice = slice.dropLast() }
-        return String(slice)
     }
 }

@@ -4,34 +4,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOWebSocket
-import Synchronization
-
-/// The browsers relayed to each session now, so deskd can count them and close them.
-final class RelayRegistry: Sendable {
-    private struct Relay {
-        let sessionID: String
-        let viewOnly: Bool
-        let channel: any Channel
-    }
-
-    private let relays = Mutex<[ObjectIdentifier: Relay]>([:])
-
-    func add(_ channel: any Channel, sessionID: String, viewOnly: Bool) {
-        relays.withLock { $0[ObjectIdentifier(channel)] = Relay(sessionID: sessionID, viewOnly: viewOnly, channel: channel) }
-    }
-
-    func remove(_ channel: any Channel) {
-        _ = relays.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
-    }
-
-    /// The browsers relayed to `sessionID` (every session's with nil); with `viewOnlyOnly`, the
-    /// view-only ones.
-    func channels(of sessionID: String?, viewOnlyOnly: Bool = false) -> [any Channel] {
-        relays.withLock { relays in
-            relays.values.filter { (sessionID == nil || $0.sessionID == sessionID) && ($0.viewOnly || !viewOnlyOnly) }.map(\.channel)
-        }
-    }
-}
 
 /// The browser's end of a relay, on the WebSocket channel once the upgrade is done.
 ///
@@ -64,7 +36,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     private var phase = Phase.connectingToDesktop
     private var stream: BrowserStream
     private var context: ChannelHandlerContext?
-    fileprivate var desktop: DesktopSide?
+    private var desktop: DesktopSide?
     private var pendingRead = false
     private var deadline: Scheduled<Void>?
     /// Counted in the open relays, so counted out exactly once.
@@ -440,85 +412,5 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     /// since a browser that stopped reading would otherwise hold it (and its slots) for ever.
     private func closeAfterGrace(_ channel: any Channel) {
         channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
-    }
-}
-
-/// Xvnc's end of a relay, on the Unix socket the gateway authenticated.
-final class DesktopSide: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
-    private var browser: BrowserSide?
-    private var context: ChannelHandlerContext?
-    private var pendingRead = false
-
-    init(browser: BrowserSide) {
-        self.browser = browser
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.context = nil
-        browser = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        browser?.fromDesktop(Self.unwrapInboundIn(data))
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        browser?.flushToBrowser()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        let browser = self.browser
-        self.browser = nil
-        browser?.desktopClosed()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { browser?.desktopDrained() }
-        context.fireChannelWritabilityChanged()
-    }
-
-    /// Reads from Xvnc only as fast as the browser takes what it sends.
-    func read(context: ChannelHandlerContext) {
-        if browser?.isWritable ?? false {
-            context.read()
-        } else {
-            pendingRead = true
-        }
-    }
-
-    // MARK: Called by the browser's side
-
-    var isWritable: Bool { context?.channel.isWritable ?? false }
-
-    func browserDrained() {
-        guard pendingRead, let context else { return }
-        pendingRead = false
-        context.read()
-    }
-
-    func write(_ data: ByteBuffer) {
-        context?.write(Self.wrapOutboundOut(data), promise: nil)
-    }
-
-    func flush() {
-        context?.flush()
-    }
-
-    func close() {
-        browser = nil
-        context?.close(promise: nil)
     }
 }

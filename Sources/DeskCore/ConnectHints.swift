@@ -1,0 +1,4 @@
+public struct ConnectHints: Codable, Sendable, Equatable {
+    public var sshTunnel: String
+    public var viewer: String
+}

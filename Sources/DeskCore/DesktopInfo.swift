@@ -1,0 +1,32 @@
+/// A desktop the host can start, for `deskctl desktops` and for a start that names one whose
+/// programs are not installed (what it needs is its template's `# needs:` line).
+public struct DesktopInfo: Codable, Sendable, Equatable {
+    public var name: String
+    /// Every command the template needs is on the sessions' PATH (a template that says nothing
+    /// counts as installed).
+    public var installed: Bool
+    /// `sessions.default_desktop` names it.
+    public var isDefault: Bool
+    /// The commands it needs that are not there.
+    public var missing: [String]
+    /// How to install what is missing, as the template says ("apt-get install xfce4 dbus-x11").
+    public var install: String?
+    /// For a template that picks among others (`auto`): the desktop it would start now.
+    public var starts: String?
+
+    public init(name: String, installed: Bool, isDefault: Bool, missing: [String] = [], install: String? = nil, starts: String? = nil) {
+        self.name = name
+        self.installed = installed
+        self.isDefault = isDefault
+        self.missing = missing
+        self.install = install
+        self.starts = starts
+    }
+
+    /// The sentence for a start that names this desktop while it is not installed.
+    public func notInstalledSentence(installedOthers: [String]) -> String {
+        let others = installedOthers.isEmpty ? "" : ", or start one that is: \(installedOthers.joined(separator: ", "))"
+        return "the desktop '\(name)' is not installed on this host (\(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") missing); "
+            + "\(install.map { "an admin can add it with: \($0)" } ?? "an admin can install it")\(others) (deskctl desktops lists them)."
+    }
+}

@@ -1,0 +1,13 @@
+/// The life of a session as deskd sees it.
+public enum SessionState: String, Codable, Sendable, CaseIterable {
+    /// Xvnc launched, RFB not yet answering.
+    case starting
+    /// Xvnc completes an RFB handshake.
+    case ready
+    /// Xvnc is gone.
+    case exited
+    /// Xvnc is alive but does not complete a handshake in time.
+    case unresponsive
+    /// Being ended (a kill, a reap, an exit): its processes are being stopped.
+    case stopping
+}

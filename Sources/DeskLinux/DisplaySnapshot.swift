@@ -1,0 +1,43 @@
+import DeskCore
+import Glibc
+
+/// Looks at the host to say what occupies each X display.
+///
+/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
+/// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
+public struct DisplaySnapshot: Sendable {
+    let rfbPortBase: Int?
+    let listeningTCPPorts: Set<Int>
+    let listeningUnixPaths: Set<String>
+
+    /// `rfbPortBase`: where the displays' RFB ports start when sessions listen on TCP (then a
+    /// port held by something else makes its display unusable); nil when they do not.
+    public static func take(displays: ClosedRange<Int>, rfbPortBase: Int? = Display.defaultRFBPortBase) -> DisplaySnapshot {
+        let first = Display(displays.lowerBound), last = Display(displays.upperBound)
+        var ports = first.x11Port...last.x11Port
+        if let base = rfbPortBase {
+            ports = min(first.rfbPort(base: base), ports.lowerBound)...max(last.rfbPort(base: base), ports.upperBound)
+        }
+        return DisplaySnapshot(
+            rfbPortBase: rfbPortBase,
+            listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
+            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes)
+        )
+    }
+
+    public func occupancy(of display: Display) -> DisplayOccupancy {
+        switch XLockFile.read(display) {
+        case .live(let pid): return .liveLock(pid: pid)
+        case .stale(let pid): return .staleLock(pid: pid)
+        case .unusable(let what): return .unusableLock(what)
+        case .absent: break
+        }
+        if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath) {
+            return .xSocketListening
+        }
+        for port in [rfbPortBase.map(display.rfbPort(base:)), display.x11Port].compactMap({ $0 }) where listeningTCPPorts.contains(port) {
+            return .tcpPortBound(port)
+        }
+        return .free
+    }
+}

@@ -1,0 +1,4 @@
+struct StreamFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ text: String) { description = text }
+}
