@@ -47,8 +47,10 @@ public struct ControlClient: Sendable {
         defer { close(fd) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let address = UnixSocketAddress(socketPath) else {
-            throw Unreachable(description: "socket path '\(socketPath)' cannot name a Unix socket (1 to 107 bytes, no NUL); use a shorter one.")
+        // deskd's control socket is a file, whose mode says who may connect. An abstract name
+        // (`@name`) has no owner and anyone may bind it first, so deskctl never sends one a request.
+        guard !socketPath.hasPrefix("@"), let address = UnixSocketAddress(socketPath) else {
+            throw Unreachable(description: "'\(socketPath)' is not a path to deskd's control socket: write a file's path of 1 to 107 bytes, such as \(ControlProtocol.defaultSocketPath).")
         }
         guard address.withSockaddr({ connect(fd, $0, $1) }) == 0 else { throw unreachable(errno) }
         var offset = 0

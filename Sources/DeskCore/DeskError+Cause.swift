@@ -71,22 +71,30 @@ extension DeskError {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: Key.self)
             let kind = try container.decode(String.self, forKey: .kind)
+            // A cause is extra to the reply: one this client cannot read as its kind says (a
+            // newer deskd's) is kept as text rather than failing the reply it came with.
+            do { self = try Self.decode(kind, from: container) } catch {
+                self = .other((try? container.decodeIfPresent(String.self, forKey: .text)) ?? kind)
+            }
+        }
+
+        private static func decode(_ kind: String, from container: KeyedDecodingContainer<Key>) throws -> Cause {
             switch kind {
             case "system":
-                self = .system(operation: try container.decode(String.self, forKey: .operation),
+                return .system(operation: try container.decode(String.self, forKey: .operation),
                                path: try container.decodeIfPresent(String.self, forKey: .path),
                                errno: try container.decode(Int32.self, forKey: .errno),
                                name: try container.decodeIfPresent(String.self, forKey: .errnoName),
                                text: try container.decode(String.self, forKey: .text))
             case "pam":
-                self = .pam(code: try container.decode(Int32.self, forKey: .code), text: try container.decode(String.self, forKey: .text))
+                return .pam(code: try container.decode(Int32.self, forKey: .code), text: try container.decode(String.self, forKey: .text))
             case "configuration":
-                self = .configuration(file: try container.decodeIfPresent(String.self, forKey: .file),
+                return .configuration(file: try container.decodeIfPresent(String.self, forKey: .file),
                                       line: try container.decodeIfPresent(Int.self, forKey: .line),
                                       column: try container.decodeIfPresent(Int.self, forKey: .column))
             default:
                 // "other", or a kind from a newer deskd: what it says, else its kind.
-                self = .other(try container.decodeIfPresent(String.self, forKey: .text) ?? kind)
+                return .other(try container.decodeIfPresent(String.self, forKey: .text) ?? kind)
             }
         }
     }

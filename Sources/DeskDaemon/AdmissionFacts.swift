@@ -10,12 +10,12 @@ struct AdmissionFacts: Sendable {
     var groupID: @Sendable (_ name: String) -> UInt32?
     var isExecutable: @Sendable (_ path: String) -> Bool
     var isDirectory: @Sendable (_ path: String) -> Bool
-    /// MemAvailable, read once for the start; nil where the host does not say.
-    var memoryAvailable: Int?
+    /// MemAvailable now; nil where the host does not say. Read only where limits.memory_reserve asks.
+    var memoryAvailable: @Sendable () -> Int?
 
     init(account: @escaping @Sendable (String) -> UserAccount?, accountOfUID: @escaping @Sendable (UInt32) -> UserAccount?,
          groupID: @escaping @Sendable (String) -> UInt32?, isExecutable: @escaping @Sendable (String) -> Bool,
-         isDirectory: @escaping @Sendable (String) -> Bool, memoryAvailable: Int?) {
+         isDirectory: @escaping @Sendable (String) -> Bool, memoryAvailable: @escaping @Sendable () -> Int?) {
         self.account = account
         self.accountOfUID = accountOfUID
         self.groupID = groupID
@@ -27,6 +27,6 @@ struct AdmissionFacts: Sendable {
     /// The facts as the host has them now.
     init(host: any HostSystem) {
         self.init(account: { host.account(named: $0) }, accountOfUID: { host.account(uid: $0) }, groupID: { host.groupID(named: $0) },
-                  isExecutable: { host.isExecutable($0) }, isDirectory: { host.isDirectory($0) }, memoryAvailable: host.memoryAvailable())
+                  isExecutable: { host.isExecutable($0) }, isDirectory: { host.isDirectory($0) }, memoryAvailable: { host.memoryAvailable() })
     }
 }

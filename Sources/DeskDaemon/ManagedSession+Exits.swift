@@ -89,7 +89,6 @@ extension ManagedSession {
         await end(.exited(role: "desktop"))
     }
 
-
     /// The desktop's script ended and left processes of its own running: the session now lives
     /// as long as they hold its display. Said once, in the desktop's log and deskd's.
     func desktopLeftRunning(logDirectory: String?, processes: Int) {
@@ -101,7 +100,6 @@ extension ManagedSession {
             environment.archive.note("the desktop's script exited and left \(processes) process(es) running; the session stays for as long as they use the display.", to: .desktop, in: logDirectory)
         }
     }
-
 
     /// The desktop of a session whose desktop's exit does not end it, started once the start
     /// has answered (SessionTasks runs this).
@@ -119,5 +117,4 @@ extension ManagedSession {
             await finish(.startFailed("desktop spawn failed"))
         }
     }
-
 }

@@ -41,7 +41,7 @@ actor ManagedSession {
     let passwordFile = NIOLock()
     /// The last probe got no complete handshake.
     var failedProbe = false
-    var teardown: Task<Void, Never>?
+    private var teardown: Task<Void, Never>?
     /// A kill that came while the session was starting: the start ends it, then lets them go.
     private var stopWhileStarting: EndCause?
     private var startWaiters: [CheckedContinuation<Void, Never>] = []
@@ -94,7 +94,10 @@ actor ManagedSession {
         isRunning ? ViewerCensus.Subject(sessionID: id, xvnc: record.session.pid, endpoint: endpoint) : nil
     }
 
-    var directory: SessionDirectory { SessionDirectory(path: record.directory) }
+    /// `<runtime>/by-id/<id>`: found from the id, never from a path read back from a file, so
+    /// a teardown removes this session's directory and no other. (The runtime directory cannot
+    /// move under a running deskd: a reload that moves it waits for a restart.)
+    var directory: SessionDirectory { environment.configuration.value.sessionDirectories.directory(for: id) }
 
     /// Where Xvnc serves RFB, for deskd's own connections (its directory, never the display's link).
     var endpoint: RFBEndpoint {
@@ -147,7 +150,9 @@ actor ManagedSession {
         }
     }
 
-    private var killedWhileStarting: DeskError {
+    private var killedWhileStarting: DeskError { Self.killedWhileStarting(display) }
+
+    static func killedWhileStarting(_ display: Display) -> DeskError {
         DeskError(.noSuchSession, "the desktop on \(display) was killed while it started; start another if you still need one.")
     }
 

@@ -59,11 +59,11 @@ struct SessionBringUp: Sendable {
             do {
                 return try await session.launch(self, timings: timings)
             } catch {
-                guard case .displayTaken = error else {
-                    if case .failed(let failure, _) = error { throw failure }
-                    continue
+                switch error {
+                case .failed(let failure, _): throw failure
+                case .killed: throw ManagedSession.killedWhileStarting(display)
+                case .displayTaken: tried.insert(display)
                 }
-                tried.insert(display)
                 environment.logger.info("display taken by another X server; trying the next", metadata: ["session.display": "\(display)"])
                 if plan.display != nil || tried.count >= 8 {
                     throw DeskError(.displayBusy, "display \(display) was taken by another X server while starting; try again.")
@@ -111,8 +111,7 @@ struct SessionBringUp: Sendable {
                 id: id, user: plan.account.name, uid: plan.account.uid, gid: plan.account.gid, display: display, endpoint: advertised,
                 pid: 0, pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
                 desktop: plan.template.name, geometry: plan.geometry, depth: plan.depth
-            ),
-            directory: directories.directory(for: id).path
+            )
         )
     }
 
@@ -179,8 +178,9 @@ struct SessionBringUp: Sendable {
         switch started {
         case .xvnc:
             break
-        case .refused(let sentence):
-            throw .failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(sentence). An admin can check the account with: chage -l \(account.name)."), step: "login refused")
+        case .refused(let refusal):
+            throw .failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(refusal.sentence). An admin can check the account with: chage -l \(account.name).",
+                                    cause: .pam(code: refusal.status, text: refusal.statusName)), step: "login refused")
         case .failed(let sentence):
             throw .failed(DeskError(.internalError, "the desktop's login session could not be opened: \(sentence)."), step: "deskd-session failed")
         }
@@ -295,7 +295,7 @@ extension SessionBringUp {
             if host.identity(of: xvnc) == nil {
                 try await failFirstMoments(on: session, role: .xvnc, how: "ended", logDirectory: logDirectory)
             }
-            throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log.", cause: .init(error)), step: "desktop spawn failed")
+            throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."), step: "desktop spawn failed")
         }
         session.record.session.desktopPid = desktop
         // Who the desktop is, so a watch begun later is not put on a newer process with its pid.

@@ -1,6 +1,8 @@
 /// What of a session is on the host: each step of a start adds its part before it acts, and a
 /// teardown removes exactly the parts there, so a start that fails half way unwinds what it did
-/// and nothing else. An adopted session has every part.
+/// and nothing else. An adopted session has every part. Its logs are not a part: they are kept
+/// after its end, a failed start's too (deskctl logs says why it failed), and pruned by
+/// sessions.keep_logs.
 struct SessionFootprint: OptionSet, Sendable {
     let rawValue: UInt8
 

@@ -5,8 +5,6 @@ struct SessionRecord: Codable, Sendable {
     var session: Session
     /// The session's cgroup, if it has one.
     var cgroup: String?
-    /// The session's directory (`<runtime>/by-id/<id>`).
-    var directory: String
     /// The deskd-session process holding the session's PAM login (nil until it is started).
     var helper: Int32?
     /// Its start time (/proc/PID/stat field 22), so a later process with its pid is never taken for it.

@@ -12,12 +12,15 @@ public final class SessionTasks: Service, Sendable {
         (queue, enqueue) = AsyncStream.makeStream()
     }
 
-    /// Runs `work` in the group; work handed over before `run()` starts waits for it.
+    /// Runs `work` in the group; work handed over before `run()` starts waits for it. After the
+    /// group has ended (deskd is stopping), the work still runs, on a task of its own: an exit
+    /// seen or a desktop owed at the last moment is not dropped.
     func spawn(_ work: @escaping @Sendable () async -> Void) {
-        enqueue.yield(work)
+        if case .terminated = enqueue.yield(work) { Task { await work() } }
     }
 
-    /// Runs the work handed over until the service group shuts down. Called once.
+    /// Runs the work handed over until the service group shuts down. Called once: the queue has
+    /// one reader. deskd lists it first among its services, so it is the last to stop.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in

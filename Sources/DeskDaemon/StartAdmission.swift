@@ -86,7 +86,7 @@ struct StartAdmission {
     /// Approximate on purpose: starts at the same moment read the same MemAvailable, and a
     /// desktop's real cost shows only as its user works.
     private func checkMemory() throws(DeskError) {
-        guard let reserve = configuration.memoryReserve, let available = facts.memoryAvailable else { return }
+        guard let reserve = configuration.memoryReserve, let available = facts.memoryAvailable() else { return }
         let after = available - configuration.memoryPerSession
         guard after < reserve else { return }
         let size = ByteSize.text

@@ -42,8 +42,8 @@ public final class SessionHelper: Sendable {
     /// What the helper said about the start.
     public enum Start: Sendable, Equatable {
         case xvnc(pid_t)
-        /// The account stack refused the login: a sentence for the caller.
-        case refused(String)
+        /// The account stack refused the login: PAM's status and a sentence for the caller.
+        case refused(PAMRefusal)
         case failed(String)
     }
 
@@ -120,7 +120,7 @@ public final class SessionHelper: Sendable {
         while let line = readLine(until: deadline) {
             switch SessionReply(line: line) {
             case .xvnc(let pid): return .xvnc(pid)
-            case .refused(let sentence): return .refused(sentence)
+            case .refused(let refusal): return .refused(refusal)
             case .failed(let sentence): return .failed(sentence)
             case .ok, .desktop, .exit, nil: continue
             }

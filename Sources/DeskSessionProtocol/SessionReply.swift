@@ -1,14 +1,14 @@
 import Glibc
 
 /// What deskd-session tells deskd on its stdout, one line each, as things happen: `ok` once
-/// the PAM session is open, then `xvnc PID` (or `refused`/`failed SENTENCE`), `desktop PID`
+/// the PAM session is open, then `xvnc PID` (or `refused STATUS SENTENCE`, `failed SENTENCE`), `desktop PID`
 /// when deskd asked for it, and `exit ROLE HOW` as each session process ends.
 public enum SessionReply: Sendable, Equatable {
     /// The login is open; Xvnc comes next.
     case ok
     case xvnc(pid_t)
-    /// The account stack refused the login: a sentence for the caller.
-    case refused(String)
+    /// The account stack refused the login: PAM's status and a sentence for the caller.
+    case refused(PAMRefusal)
     /// Anything else went wrong: a sentence for the caller.
     case failed(String)
     case desktop(pid_t)
@@ -24,7 +24,7 @@ public enum SessionReply: Sendable, Equatable {
         switch self {
         case .ok: Self.line(.ok)
         case .xvnc(let pid): Self.line(.xvnc, String(pid))
-        case .refused(let sentence): Self.line(.refused, sentence)
+        case .refused(let refusal): Self.line(.refused, String(refusal.status) + " " + refusal.sentence)
         case .failed(let sentence): Self.line(.failed, sentence)
         case .desktop(let pid): Self.line(.desktop, String(pid))
         case .exit(let role, let end): Self.line(.exit, role.rawValue + " " + end.description)
@@ -45,7 +45,10 @@ public enum SessionReply: Sendable, Equatable {
         case .xvnc:
             guard let pid = pid_t(rest), pid > 0 else { return nil }
             self = .xvnc(pid)
-        case .refused: self = .refused(rest)
+        case .refused:
+            let (status, sentence) = Self.split(rest)
+            guard let status = Int32(status) else { return nil }
+            self = .refused(PAMRefusal(status: status, sentence: sentence))
         case .failed: self = .failed(rest)
         case .desktop:
             guard let pid = pid_t(rest), pid > 0 else { return nil }

@@ -41,7 +41,7 @@ enum DeskdSession {
             try login.open()
         } catch {
             switch error {
-            case .account(let sentence): fail(.refused(sentence))
+            case .account(let refusal): fail(.refused(refusal))
             case .failed(let sentence): fail(.failed(sentence))
             }
         }

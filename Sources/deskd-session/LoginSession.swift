@@ -1,4 +1,5 @@
 import CDeskSession
+import DeskSessionProtocol
 import Glibc
 
 /// One desktop's PAM session, as login, sshd and TigerVNC's vncsession open theirs: the
@@ -14,8 +15,8 @@ final class LoginSession {
     private var credentialsEstablished = false
 
     enum Refusal: Error {
-        /// The account may not log in now: a sentence for the caller.
-        case account(String)
+        /// The account may not log in now: PAM's status and a sentence for the caller.
+        case account(PAMRefusal)
         /// Something else in PAM failed.
         case failed(String)
     }
@@ -52,7 +53,7 @@ final class LoginSession {
         case PAM_USER_UNKNOWN: reason = "PAM does not know the account \(user)"
         default: reason = "PAM refused a login for \(user) (\(String(cString: pam_strerror(handle, status))))"
         }
-        throw .account(said.isEmpty ? reason : "\(reason): \(said)")
+        throw .account(PAMRefusal(status: status, sentence: said.isEmpty ? reason : "\(reason): \(said)"))
     }
 
     /// Credentials, then the session. Supplementary groups are the caller's to set before.

@@ -147,7 +147,10 @@ struct Deskd: AsyncParsableCommand {
         )
         let reloader = ConfigurationReloader(service: service, logger: logger) { try self.loadConfiguration() }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: service.tasks), .init(service: reloader),
+            // The sessions' own work first: a service group stops its services last to first, and
+            // this one must outlive every service that can hand it work (the control server's starts).
+            .init(service: service.tasks),
+            .init(service: server), .init(service: SessionMonitor(service: service)), .init(service: reloader),
             .init(service: ShutdownWatchdog(logger: logger)),
         ]
         // The browser gateway and the metrics endpoint, when configured. Unlike the control

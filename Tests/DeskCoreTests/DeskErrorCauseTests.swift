@@ -45,6 +45,9 @@ import Testing
         #expect(response.deskError == DeskError(.internalError, "it failed.", cause: .other("denied")))
         let bare = try JSONDecoder.desk.decode(DeskError.Cause.self, from: Data(#"{"kind":"seccomp"}"#.utf8))
         #expect(bare == .other("seccomp"))
+        // A known kind in a shape this client does not read is text too, not a failed reply.
+        let odd = try JSONDecoder.desk.decode(DeskError.Cause.self, from: Data(#"{"kind":"system","errno":"many","text":"odd"}"#.utf8))
+        #expect(odd == .other("odd"))
     }
 
     @Test func theOldInitializerHasNoCause() {

@@ -220,7 +220,7 @@ struct FakeLogin: LoginProcess {
     let refusal: String?
 
     func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start {
-        if let refusal { return .refused(refusal) }
+        if let refusal { return .refused(PAMRefusal(status: 13, sentence: refusal)) }
         return .xvnc(host.spawn(sessionID: sessionID, uid: uid, executable: FakeHost.xvnc))
     }
 

@@ -137,6 +137,8 @@ import Testing
         let reply = try await daemon.send(Request(command: .start), as: Self.alice)
         #expect(reply.error?.code == .loginRefused)
         #expect(reply.error?.message.contains("Your account has expired") == true)
+        // PAM's status is the refusal's cause, for a script or a log reader.
+        #expect(reply.error?.cause == .pam(code: 13, text: "PAM_ACCT_EXPIRED"))
         #expect(reply.sessions == nil)
         #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
         #expect(host.events.contains("remove directory") && host.events.contains("remove cgroup"))
@@ -193,8 +195,7 @@ import Testing
         let session = ManagedSession(record: SessionRecord(
             session: Session(id: id, user: "alice", uid: 1001, gid: 1001, display: Display(1), endpoint: .unixSocket(path: "/run/x"),
                              pid: 0, pidStartTicks: 0, executable: FakeHost.xvnc, state: .starting, startedAt: Date(),
-                             desktop: "xterm", geometry: .default, depth: 24),
-            directory: daemon.configuration.sessionDirectories.directory(for: id).path
+                             desktop: "xterm", geometry: .default, depth: 24)
         ), lifecycle: .starting, environment: environment)
         #expect(try await environment.registry.claim(Display(1), for: session, limits: SessionLimits()))
         let kill = Task { await session.end(.killed(by: "root")) }

@@ -20,7 +20,7 @@ import Testing
         return AdmissionFacts(
             account: { name in accounts.first { $0.name == name } }, accountOfUID: { uid in accounts.first { $0.uid == uid } },
             groupID: { $0 == "desktop" ? 2000 : nil }, isExecutable: { installed.contains($0) }, isDirectory: { $0.hasPrefix("/home/") },
-            memoryAvailable: memory)
+            memoryAvailable: { memory })
     }
 
     static func admission(facts: AdmissionFacts = facts(), sessions: [UInt32: Int] = [:],

@@ -5,7 +5,7 @@ import Testing
 /// The lines on the two pipes after the spec: replies from deskd-session, commands from deskd.
 @Suite struct SessionReplyTests {
     @Test(arguments: [
-        "ok", "xvnc 812", "refused Your account has expired; please contact your system administrator.",
+        "ok", "xvnc 812", "refused 13 Your account has expired; please contact your system administrator.",
         "failed could not start /usr/bin/Xtigervnc: No such file or directory.", "failed", "desktop 813",
         "exit desktop exited with status 0", "exit xvnc killed by signal 11 (Segmentation fault)", "exit desktop could not be started",
     ])
@@ -18,7 +18,8 @@ import Testing
     @Test func eachLineSaysItsReply() {
         #expect(SessionReply(line: "ok") == .ok)
         #expect(SessionReply(line: "xvnc 812") == .xvnc(812))
-        #expect(SessionReply(line: "refused Not now.") == .refused("Not now."))
+        #expect(SessionReply(line: "refused 6 Not now.") == .refused(PAMRefusal(status: 6, sentence: "Not now.")))
+        #expect(SessionReply(line: "refused Not now.") == nil, "a refusal without PAM's status")
         #expect(SessionReply(line: "desktop 813") == .desktop(813))
         #expect(SessionReply(line: "exit xvnc exited with status 1") == .exit(.xvnc, .exited(status: 1)))
         #expect(SessionReply(line: "exit desktop killed by signal 9 (Killed)") == .exit(.desktop, .killed(signal: 9, name: "Killed")))
@@ -27,7 +28,7 @@ import Testing
     /// A sentence from PAM may hold newlines; each would end the line early.
     @Test func aNewlineInASentenceBecomesASpace() {
         #expect(SessionReply.failed("one\ntwo\n").line == "failed one two ")
-        #expect(SessionReply.refused("a\nb").encoded == Array("refused a b\n".utf8))
+        #expect(SessionReply.refused(PAMRefusal(status: 13, sentence: "a\nb")).encoded == Array("refused 13 a b\n".utf8))
     }
 
     @Test(arguments: ["", "hello", "ok then", "xvnc", "xvnc 0", "xvnc -5", "xvnc x", "desktop", "exit", "exit desktop",

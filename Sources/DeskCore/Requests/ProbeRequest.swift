@@ -7,17 +7,15 @@ public struct ProbeRequest: ControlVerb {
     public var display: Display
     public var timeoutSeconds: Int
 
+    /// A timeout out of `timeoutRange` is brought into it rather than refused.
     public init(display: Display, timeoutSeconds: Int = ProbeRequest.defaultTimeoutSeconds) {
         self.display = display
-        self.timeoutSeconds = timeoutSeconds
+        self.timeoutSeconds = min(max(timeoutSeconds, Self.timeoutRange.lowerBound), Self.timeoutRange.upperBound)
     }
 
-    /// The timeout travels in `idleSeconds` (version 1 of the protocol has no field of its own
-    /// for it); out of range, it is brought into it rather than refused.
+    /// The timeout travels in `idleSeconds` (version 1 of the protocol has no field of its own for it).
     public init(wire: Request) throws(DeskError) {
-        let timeout = wire.idleSeconds ?? Self.defaultTimeoutSeconds
-        self.init(display: try wire.requiredDisplay(),
-                  timeoutSeconds: min(max(timeout, Self.timeoutRange.lowerBound), Self.timeoutRange.upperBound))
+        self.init(display: try wire.requiredDisplay(), timeoutSeconds: wire.idleSeconds ?? Self.defaultTimeoutSeconds)
     }
 
     public func fill(_ wire: inout Request) {
