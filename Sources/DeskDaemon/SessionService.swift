@@ -161,7 +161,13 @@ public final class SessionService: Sendable {
         var limits = SessionLimits()
         limits.maxSessionsPerUser = nil
         limits.maxSessions = nil
-        for record in loaded {
+        for var record in loaded {
+            // A record's cgroup is one deskd made for that session id, or none: the teardown
+            // kills everything in it and removes it, so no other path is taken from a file.
+            if let cgroup = record.cgroup, cgroup != host.cgroupPath(for: record.session.id) {
+                logger.warning("session record names a cgroup deskd did not make for it; ignoring it", metadata: record.session.logMetadata.merging(["record.cgroup": "\(cgroup)"]) { $1 })
+                record.cgroup = nil
+            }
             let session = ManagedSession(record: record, lifecycle: .ready, environment: environment)
             let claimed = (try? await registry.claim(record.session.display, for: session, limits: limits)) ?? false
             if claimed && host.isSameProcess(record.session) {

@@ -52,6 +52,9 @@ public protocol HostSystem: Sendable {
     func delegatedControllers() -> Set<String>?
     /// A new cgroup for session `id`, limited as asked; nil where cgroups are not available.
     func createCGroup(for id: String, tasks: Int?, memoryBytes: Int?) throws(OSError) -> SessionCGroup?
+    /// Where `createCGroup` puts the cgroup of session `id`: the only path deskd takes back for
+    /// it from a record. nil without a writable cgroup v2 hierarchy.
+    func cgroupPath(for id: String) -> String?
     func removeCGroup(_ cgroup: SessionCGroup)
 
     // MARK: Processes

@@ -76,6 +76,10 @@ public final class LinuxHost: HostSystem {
 
     public func removeCGroup(_ cgroup: SessionCGroup) { cgroup.remove() }
 
+    public func cgroupPath(for id: String) -> String? {
+        cgroupBase.map { SessionCGroup.path(base: $0, name: id) }
+    }
+
     // MARK: Processes
 
     public func startLogin(_ spec: SessionHelper.Spec, helper: String, stderr: Int32) throws(OSError) -> any LoginProcess {

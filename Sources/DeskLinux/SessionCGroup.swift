@@ -24,8 +24,11 @@ public struct SessionCGroup: Sendable, Equatable {
         return base
     }
 
+    /// The cgroup named `name` under `base`.
+    static func path(base: String, name: String) -> String { base + "/" + name }
+
     public static func create(base: String, name: String) throws(OSError) -> SessionCGroup {
-        let path = base + "/" + name
+        let path = path(base: base, name: name)
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw OSError("mkdir", path: path) }
         return SessionCGroup(path: path)
     }

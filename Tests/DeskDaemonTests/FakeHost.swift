@@ -121,10 +121,11 @@ final class FakeHost: HostSystem {
 
     func createCGroup(for id: String, tasks: Int?, memoryBytes: Int?) throws(OSError) -> SessionCGroup? {
         note("create cgroup")
-        return SessionCGroup(path: "/sys/fs/cgroup/deskd/" + id)
+        return cgroupPath(for: id).map(SessionCGroup.init(path:))
     }
 
     func removeCGroup(_ cgroup: SessionCGroup) { note("remove cgroup") }
+    func cgroupPath(for id: String) -> String? { "/sys/fs/cgroup/deskd/" + id }
 
     // MARK: Processes
 

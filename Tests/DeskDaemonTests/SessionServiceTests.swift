@@ -413,6 +413,28 @@ import Testing
         #expect(next.host.identity(of: dead.pid) != nil)
     }
 
+    @Test func aRecordNamingAnotherCgroupIsNotTrustedWithIt() async throws {
+        let daemon = try Daemon()
+        defer { daemon.remove() }
+        let session = try await daemon.service.start(StartRequest(), caller: Self.alice)
+        daemon.host.state.withLock { $0.exitHandlers = [:] }
+        // Whoever wrote the record file pointed its cgroup at the host's root cgroup.
+        let path = daemon.configuration.sessionRecordsDirectory + "/\(session.id).json"
+        var record = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        #expect(record["cgroup"] as? String == "/sys/fs/cgroup/deskd/" + session.id)
+        record["cgroup"] = "/sys/fs/cgroup"
+        try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: path))
+
+        let next = try daemon.restarted()
+        await next.service.adoptRunningSessions()
+        #expect(await next.service.list(all: true, caller: Self.root).map(\.id) == [session.id])
+        let before = next.host.events.count
+        _ = try await next.service.kill(.display(session.display), caller: Self.alice)
+        // The session ends by its processes; the cgroup it named is neither killed nor removed.
+        #expect(next.host.state.withLock { $0.processes.isEmpty })
+        #expect(!next.host.events.dropFirst(before).contains("remove cgroup"))
+    }
+
     // MARK: Audit
 
     @Test func theAuditTrailRecordsTheEndBeforeTheKillAndARefusalForTheOwner() async throws {
