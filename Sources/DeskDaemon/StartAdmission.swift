@@ -44,14 +44,17 @@ struct StartAdmission {
                           userXstartup: userXstartup, configuration: configuration)
     }
 
-    /// A template that picks among others (auto) is installed when one of its picks is.
+    /// A template that picks among others (auto) is installed when one of its picks is. The
+    /// whole catalog reads every template, so it is read only for such a template or for the
+    /// refusal's list of the desktops that are installed: a plain start looks at its own alone.
     private func checkInstalled(_ template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) {
         let defaultDesktop = configuration.defaultDesktop, path = configuration.sessionPath
-        let catalog = library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable)
-        let info = (template.picks.isEmpty ? nil : catalog.first { $0.name == template.name })
+        let readCatalog = { library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable) }
+        let catalog = template.picks.isEmpty ? nil : readCatalog()
+        let info = catalog?.first { $0.name == template.name }
             ?? library.describe(template, defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable)
         guard !info.installed else { return }
-        throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: catalog.filter(\.installed).map(\.name)))
+        throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: (catalog ?? readCatalog()).filter(\.installed).map(\.name)))
     }
 
     /// The account the desktop is for: the named one (another user's for admins only), else
