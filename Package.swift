@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "deskd", targets: ["deskd"]),
         .executable(name: "deskctl", targets: ["deskctl"]),
         .executable(name: "deskd-session", targets: ["deskd-session"]),
+        .executable(name: "deskd-job", targets: ["deskd-job"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -17,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // HMAC-SHA256 for the cluster hop (DeskCluster): deskd and a desktop's job prove to each other they hold the session's key.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
@@ -54,6 +57,7 @@ let package = Package(
                 "DeskCore",
                 "DeskLinux",
                 "DeskSessionProtocol",
+                "DeskCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -72,6 +76,7 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "DeskLinux",
+                "DeskCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -82,6 +87,9 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // The hop between deskd on a login node and a desktop's Slurm job on a compute node: both
+        // sides prove they hold the session's key (HMAC-SHA256) before anything else is said.
+        .target(name: "DeskCluster", dependencies: ["DeskCore", .product(name: "Crypto", package: "swift-crypto")]),
         // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
         .target(name: "DeskClient", dependencies: ["DeskCore"]),
         .executableTarget(
@@ -120,6 +128,9 @@ let package = Package(
         // One per desktop, as root: its PAM session, its processes, their logs and exit statuses.
         // Glibc and C only (no Foundation), so it costs a start next to nothing.
         .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims", "DeskSessionProtocol"]),
+        // A cluster desktop's job on a compute node, as its user: Xvnc, the desktop, the relay the
+        // login node's gateway reaches it through, its report to deskd, and the end of every process.
+        .executableTarget(name: "deskd-job", dependencies: ["DeskCore", "DeskCluster", "DeskLinux"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.

@@ -33,11 +33,13 @@ public struct Request: Codable, Sendable, Equatable {
     public var web: Bool?
     /// url: take back every unused link to the session and close its browsers, instead of minting one.
     public var revoke: Bool?
+    /// start: a desktop on a compute node, as a Slurm job, with these choices over the site's defaults.
+    public var slurm: SlurmOptions?
 
     public init(command: Command, user: String? = nil, display: Display? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
                 viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil, web: Bool? = nil,
-                revoke: Bool? = nil) {
+                revoke: Bool? = nil, slurm: SlurmOptions? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -55,6 +57,7 @@ public struct Request: Codable, Sendable, Equatable {
         self.ttlSeconds = ttlSeconds
         self.web = web
         self.revoke = revoke
+        self.slurm = slurm
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.

@@ -8,7 +8,7 @@ import FoundationEssentials
 extension Session {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, user, uid, gid, display, rfbPort, rfbSocket, pid, pidStartTicks, executable, desktopPid, state,
-             startedAt, desktop, geometry, depth, clients, lastClientAt, idleSeconds, password, viewOnlyPassword
+             startedAt, desktop, geometry, depth, clients, lastClientAt, idleSeconds, password, viewOnlyPassword, slurm
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,6 +41,7 @@ extension Session {
         idleSeconds = try c.decode(Int.self, forKey: .idleSeconds)
         password = try c.decodeIfPresent(String.self, forKey: .password)
         viewOnlyPassword = try c.decodeIfPresent(String.self, forKey: .viewOnlyPassword)
+        slurm = try c.decodeIfPresent(SlurmJob.self, forKey: .slurm)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,5 +67,6 @@ extension Session {
         try c.encode(idleSeconds, forKey: .idleSeconds)
         if let password { try c.encode(password, forKey: .password) }
         if let viewOnlyPassword { try c.encode(viewOnlyPassword, forKey: .viewOnlyPassword) }
+        if let slurm { try c.encode(slurm, forKey: .slurm) }
     }
 }

@@ -38,6 +38,10 @@ public struct Session: Codable, Sendable, Equatable {
     public var password: String?
     /// Only in a `passwd --view-only` reply: the password that may watch but not type.
     public var viewOnlyPassword: String?
+    /// A desktop on a compute node, as a Slurm job (`start --slurm`): the job as squeue saw it
+    /// last. nil for a desktop on this host. Its `display` is then deskd's handle for it on this
+    /// host (its Xvnc's own display number on the node is in `rfbSocket`'s directory name only).
+    public var slurm: SlurmJob?
 
     public init(
         id: String, user: String, uid: UInt32, gid: UInt32, display: Display, endpoint: RFBEndpoint, pid: Int32, pidStartTicks: UInt64,
@@ -70,6 +74,7 @@ public struct Session: Codable, Sendable, Equatable {
 
     /// "socket /run/deskd/displays/3/rfb.sock" or "port 5903", for a sentence.
     public var endpointDescription: String {
+        if let slurm { return slurm.node.map { "node \($0) (job \(slurm.jobId))" } ?? "job \(slurm.jobId), not yet on a node" }
         if let rfbSocket { return "socket \(rfbSocket)" }
         return rfbPort.map { "port \($0)" } ?? "no endpoint"
     }
@@ -84,6 +89,11 @@ public struct Session: Codable, Sendable, Equatable {
     /// session's socket (sshd connects as the logged-in owner, the only one who may), and any
     /// viewer connects to that port. The local port is 5900+N by habit; any free one works.
     public func connectHints(host: String) -> ConnectHints {
+        if let slurm, let node = slurm.node, let rfbSocket {
+            // The socket is on the node and the owner's alone: ssh through the login node to it.
+            let local = 5900 + min(display.number, 99)
+            return ConnectHints(sshTunnel: "ssh -J \(user)@\(host) -L \(local):\(rfbSocket) \(user)@\(node)", viewer: "vncviewer localhost:\(local)")
+        }
         // The viewer's end of the tunnel: the classic 5900+N up to :99; past it, 20000+N, clear
         // of X's 6000-6063 on the viewer's own machine.
         let local = display.number <= 99 ? display.rfbPort() : 20000 + display.number

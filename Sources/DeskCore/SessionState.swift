@@ -1,5 +1,7 @@
 /// The life of a session as deskd sees it.
 public enum SessionState: String, Codable, Sendable, CaseIterable {
+    /// A cluster desktop whose Slurm job waits for a node (its `slurm.reason` says why).
+    case queued
     /// Xvnc launched, RFB not yet answering.
     case starting
     /// Xvnc completes an RFB handshake.

@@ -7,24 +7,36 @@ public enum SessionTable {
     static let stateColumn = 2
 
     /// `colour`: ANSI colours for the state (for a terminal, and only without NO_COLOR).
+    /// With a cluster desktop among them, two more columns: where it runs (its node and job, or
+    /// why Slurm keeps it queued) and the time its job has left.
     public static func render(_ sessions: [Session], now: Date = Date(), colour: Bool = false) -> String {
+        let cluster = sessions.contains { $0.slurm != nil }
         let rows = sessions.map { session in
-            [
+            var row = [
                 session.display.description, session.user, session.state.rawValue,
                 session.desktop, session.geometry.description, String(session.clients),
                 session.clients > 0 ? "-" : compactDuration(seconds: session.idleSeconds),
                 compactDuration(seconds: Int(now.timeIntervalSince(session.startedAt))) + " ago",
             ]
+            if cluster { row += [whereColumn(session), session.slurm?.secondsLeft(now: now).map { compactDuration(seconds: $0) } ?? "-"] }
+            return row
         }
-        return align([headers] + rows) { row, column, padded in
+        return align([cluster ? headers + ["WHERE", "LEFT"] : headers] + rows) { row, column, padded in
             guard colour, row > 0, column == stateColumn, let state = SessionState(rawValue: rows[row - 1][column]) else { return padded }
             let code = switch state {
             case .ready: "32"
-            case .starting, .stopping: "33"
+            case .starting, .stopping, .queued: "33"
             case .unresponsive, .exited: "31"
             }
             return "\u{1B}[\(code)m\(padded)\u{1B}[0m"
         }
+    }
+
+    /// "this host", "node2 (job 12)", or a queued job's reason: "job 12: Resources".
+    static func whereColumn(_ session: Session) -> String {
+        guard let job = session.slurm else { return "this host" }
+        if let node = job.node { return "\(node) (job \(job.jobId))" }
+        return "job \(job.jobId): \(job.reason ?? job.state)"
     }
 
     /// Pads every column but the last; `style` may wrap a padded cell (in colour, say)

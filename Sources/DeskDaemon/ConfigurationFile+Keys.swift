@@ -32,6 +32,7 @@ extension ConfigurationFile {
         ("limits", "Who may have a desktop and how much: accounts, counts, displays, desktops, screen sizes, start rate and cgroup caps."),
         ("network", "Where Xvnc listens for viewers and how they authenticate."),
         ("web", "deskd's browser gateway: noVNC's page and a WebSocket relay on one HTTPS port, reached through one-time links from deskctl url. Off unless listen is set."),
+        ("slurm", "Desktops on a cluster's compute nodes, as Slurm jobs submitted as their user (deskctl start --slurm) and reached through this host's gateway. Off unless listen is set."),
         ("metrics", "Prometheus metrics over HTTP: sessions by state, starts and their latency, ends by reason, viewers, free displays, the gateway's connections and refusals, deskd's memory. Off unless listen is set."),
     ]
 
@@ -249,6 +250,44 @@ extension ConfigurationFile {
         Key("web", "idle_timeout", takes: "a duration, such as \"1h\" or \"30m\"", default: "\"1h\"",
             "A browser's connection to a desktop with nothing in either direction for this long is closed. The gateway pings each browser well within it, so a browser that is still there answers and stays, however long its desktop is still; what is closed is a connection whose browser has gone without a word."
         ) { c, v throws(Reason) in c.web.idleTimeoutSeconds = try duration(v) },
+        Key("slurm", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
+            "Where deskd listens for desktop jobs reporting back, as \"10.0.0.1:7010\": an address of this login node that the compute nodes reach. Each job proves it holds its session's key before a word is taken from it, and deskd proves the same to the job; no other user's process can pose as one."
+        ) { c, v throws(Reason) in c.slurm.listen = try listenAddress(v, example: "10.0.0.1:7010") },
+        Key("slurm", "job_program", takes: "an absolute path", default: "\"/usr/libexec/deskd/deskd-job\"",
+            "deskd-job on the compute nodes: the job's one process, which runs the desktop as the user inside the job's allocation and ends every process of it with the job. Install deskd's package on every compute node; no daemon of deskd's runs there."
+        ) { c, v throws(Reason) in
+            let path = try absolutePath(v)
+            guard SlurmSubmission.isUsableProgramPath(path) else { throw Reason("must be a path without spaces or quotes") }
+            c.slurm.jobProgram = path
+        },
+        Key("slurm", "partition", takes: "a partition name", default: nil,
+            "The partition a desktop's job goes to when the start names none (deskctl start --partition); unset, Slurm's default partition."
+        ) { c, v throws(Reason) in c.slurm.partition = try slurmName(v, what: "partition", flag: "--partition") },
+        Key("slurm", "account", takes: "an account name", default: nil,
+            "The account jobs are charged to when the start names none (deskctl start --account); unset, the user's default."
+        ) { c, v throws(Reason) in c.slurm.account = try slurmName(v, what: "account", flag: "--account") },
+        Key("slurm", "gres", takes: "generic resources, as gpu:1", default: nil,
+            "Generic resources every desktop's job asks for when the start names none (deskctl start --gres)."
+        ) { c, v throws(Reason) in c.slurm.gres = try desk(v) { text throws(DeskError) in try SlurmOptions(gres: text).checked().gres ?? text } },
+        Key("slurm", "time", takes: "a time limit as Slurm writes it, such as 4:00:00", default: "\"4:00:00\"",
+            "The time limit of a desktop's job when the start names none (deskctl start --time). The partition's own MaxTime still applies."
+        ) { c, v throws(Reason) in c.slurm.time = try desk(v) { text throws(DeskError) in try SlurmOptions(time: text).checked().time ?? text } },
+        Key("slurm", "max_per_user", takes: "a whole number from 1 to 1000", default: "2",
+            "Cluster desktops one user may have at once, queued ones included; admins starting for a user count against that user."
+        ) { c, v throws(Reason) in c.slurm.maxPerUser = try positive(v, max: 1000) },
+        Key("slurm", "warn_before", takes: "a duration", default: "\"5m\"",
+            "Slurm signals a desktop's job this long before its time limit (sbatch --signal=B:USR1@N), and the desktop shows its user a message saying when it ends."
+        ) { c, v throws(Reason) in c.slurm.warnBeforeSeconds = try duration(v) },
+        Key("slurm", "start_wait", takes: "a duration", default: "\"30s\"",
+            "How long deskctl start --slurm waits for the desktop to run; a job still queued then is answered as queued, with Slurm's reason, and deskctl list follows it."
+        ) { c, v throws(Reason) in c.slurm.startWait = .seconds(try duration(v)) },
+        Key("slurm", "poll_interval", takes: "a duration", default: "\"2s\"",
+            "How often deskd asks squeue after its desktops' jobs: a job ended by Slurm (a time limit, scancel, a node's failure) ends its session within this."
+        ) { c, v throws(Reason) in c.slurm.pollInterval = .seconds(try duration(v)) },
+        Key("slurm", "commands", takes: "an absolute path", default: "\"/usr/bin\"",
+            "The directory of sbatch, squeue and scancel."
+        ) { c, v throws(Reason) in c.slurm.commandDirectory = try absolutePath(v) },
+
         Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set. If the port is taken, deskd serves on without it and tries again (deskctl status says who holds it)."
         ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },

@@ -115,6 +115,13 @@ extension ConfigurationFile {
         return lo...hi
     }
 
+    static func slurmName(_ v: TOMLValue, what: String, flag: String) throws(Reason) -> String {
+        try desk(v) { text throws(DeskError) in
+            try SlurmOptions.checkName(text, what: what, flag: flag)
+            return text
+        }
+    }
+
     static func isIPv4(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts.allSatisfy { part in

@@ -73,6 +73,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var web = WebSettings()
     /// Where `/metrics` is served (`[metrics] listen`); nil: nowhere (deskctl metrics still answers).
     public var metricsListen: ListenAddress?
+    /// Desktops as Slurm jobs on a cluster's compute nodes; off by default.
+    public var slurm = SlurmSettings()
 
     public init() {}
 

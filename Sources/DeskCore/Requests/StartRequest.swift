@@ -12,15 +12,18 @@ public struct StartRequest: ControlVerb {
     /// `--web`: a one-time browser link to the new session too, usable once within this many
     /// seconds; nil: no link.
     public var linkTTLSeconds: Int?
+    /// `--slurm`: on a compute node, as a Slurm job; nil: on this host.
+    public var slurm: SlurmOptions?
 
     public init(user: String? = nil, display: Display? = nil, geometry: Geometry? = nil, depth: Int? = nil, desktop: String? = nil,
-                linkTTLSeconds: Int? = nil) {
+                linkTTLSeconds: Int? = nil, slurm: SlurmOptions? = nil) {
         self.user = user
         self.display = display
         self.geometry = geometry
         self.depth = depth
         self.desktop = desktop
         self.linkTTLSeconds = linkTTLSeconds
+        self.slurm = slurm
     }
 
     public init(wire: Request) throws(DeskError) {
@@ -30,6 +33,7 @@ public struct StartRequest: ControlVerb {
         self.depth = try wire.depth.map { depth throws(DeskError) in try ColorDepth.validate(depth) }
         self.desktop = try wire.desktop.map { name throws(DeskError) in try XstartupTemplate.validate(desktopName: name) }
         self.linkTTLSeconds = wire.web == true ? wire.ttlSeconds ?? BrowserLink.defaultTTLSeconds : nil
+        self.slurm = try wire.slurm?.checked()
     }
 
     public func fill(_ wire: inout Request) {
@@ -42,5 +46,6 @@ public struct StartRequest: ControlVerb {
             wire.web = true
             wire.ttlSeconds = linkTTLSeconds
         }
+        wire.slurm = slurm
     }
 }

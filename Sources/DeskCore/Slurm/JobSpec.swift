@@ -1,0 +1,89 @@
+import FoundationEssentials
+
+/// What deskd hands a desktop's job: everything deskd-job needs on the compute node to bring the
+/// desktop up and reach back, so the node needs no configuration of its own and no shared
+/// filesystem. It travels inside the job's script (a here-document on deskd-job's stdin), which
+/// Slurm keeps readable by the job's owner and root only: never on a command line, never in the
+/// job's name or comment.
+public struct JobSpec: Codable, Sendable, Equatable {
+    public static let version = 1
+    /// deskd-job reads no more than this from its stdin.
+    public static let maxBytes = 256 << 10
+
+    public var version: Int
+    /// The session's id (32 hex digits): names the hop key and marks the session's processes.
+    public var session: String
+    /// The hop key, 32 bytes as hex (`HopHandshake`).
+    public var key: String
+    /// The desktop's VNC password; the job writes Xvnc's password file from it.
+    public var password: String
+    /// Where deskd listens for the job's report: the login node's ADDRESS:PORT.
+    public var report: String
+    /// Xtigervnc on the node.
+    public var xvnc: String
+    /// Xvnc options beyond the ones deskd-job always sets (desktop size, depth, clipboard).
+    public var xvncOptions: [String]
+    /// The desktop's startup script, rendered on the login node from the template.
+    public var xstartup: String
+    /// The template's name, for logs and the desktop's title.
+    public var desktop: String
+    public var geometry: String
+    public var depth: Int
+    /// How long before the time limit Slurm warns the job (`--signal=B:USR1@N`), for the message the user sees.
+    public var warnSeconds: Int
+
+    public init(session: String, key: String, password: String, report: String, xvnc: String, xvncOptions: [String], xstartup: String,
+                desktop: String, geometry: String, depth: Int, warnSeconds: Int) {
+        self.version = Self.version
+        self.session = session
+        self.key = key
+        self.password = password
+        self.report = report
+        self.xvnc = xvnc
+        self.xvncOptions = xvncOptions
+        self.xstartup = xstartup
+        self.desktop = desktop
+        self.geometry = geometry
+        self.depth = depth
+        self.warnSeconds = warnSeconds
+    }
+
+    /// One line of JSON (no newline inside: JSON escapes them), for the job's here-document.
+    public func encoded() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    /// Reads and checks a spec; the sentence says what was wrong.
+    public static func decode(_ bytes: [UInt8]) throws(DeskError) -> JobSpec {
+        guard bytes.count <= maxBytes else { throw DeskError(.badRequest, "the job's spec is larger than \(maxBytes) bytes.") }
+        let spec: JobSpec
+        do { spec = try JSONDecoder().decode(JobSpec.self, from: Data(bytes)) } catch {
+            throw DeskError(.badRequest, "the job's spec is not the JSON deskd writes; was this job submitted by deskd?")
+        }
+        guard spec.version == version else {
+            throw DeskError(.unsupportedVersion, "the job's spec is version \(spec.version); this deskd-job reads version \(version). Install the same deskd on the login and compute nodes.")
+        }
+        guard SessionSummary.isSessionID(spec.session) else { throw DeskError(.badRequest, "the job's spec names no valid session id.") }
+        guard spec.keyBytes != nil else { throw DeskError(.badRequest, "the job's spec has no valid hop key.") }
+        guard spec.reportAddress != nil else { throw DeskError(.badRequest, "the job's spec has no ADDRESS:PORT to report to.") }
+        guard spec.xvnc.hasPrefix("/") else { throw DeskError(.badRequest, "the job's spec names Xvnc by a relative path.") }
+        _ = try Geometry(parsing: spec.geometry)
+        _ = try ColorDepth.validate(spec.depth)
+        guard !spec.password.isEmpty, spec.password.utf8.count <= 8 else { throw DeskError(.badRequest, "the job's spec has no valid VNC password.") }
+        return spec
+    }
+
+    public var keyBytes: [UInt8]? { HexBytes.decode(key, count: HopHandshake.keyBytes) }
+
+    /// `report` split into an IPv4 address and a port.
+    public var reportAddress: (host: String, port: Int)? {
+        guard let colon = report.lastIndex(of: ":"), let port = Int(report[report.index(after: colon)...]), (1...65535).contains(port)
+        else { return nil }
+        let host = String(report[..<colon])
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ Int($0).map { (0...255).contains($0) } ?? false }) else { return nil }
+        return (host, port)
+    }
+}
