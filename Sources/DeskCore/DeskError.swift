@@ -33,6 +33,10 @@ public struct DeskError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The gateway's /exchange: a link token that is unknown, used, expired or malformed
         /// (one answer for all, so a guess learns nothing).
         case linkRefused = "link-refused"
+        /// `start --slurm` on a deskd that submits no desktops to Slurm ([slurm] listen unset).
+        case slurmOff = "slurm-off"
+        /// Slurm would not take the desktop's job (sbatch's reason in the sentence).
+        case slurmRefused = "slurm-refused"
         case internalError = "internal-error"
     }
 

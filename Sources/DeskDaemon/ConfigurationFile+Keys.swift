@@ -252,7 +252,12 @@ extension ConfigurationFile {
         ) { c, v throws(Reason) in c.web.idleTimeoutSeconds = try duration(v) },
         Key("slurm", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where deskd listens for desktop jobs reporting back, as \"10.0.0.1:7010\": an address of this login node that the compute nodes reach. Each job proves it holds its session's key before a word is taken from it, and deskd proves the same to the job; no other user's process can pose as one."
-        ) { c, v throws(Reason) in c.slurm.listen = try listenAddress(v, example: "10.0.0.1:7010") },
+        ) { c, v throws(Reason) in
+            let address = try listenAddress(v, example: "10.0.0.1:7010")
+            // The address is the one jobs are told to report to: a wildcard reaches nothing.
+            guard address?.host != "0.0.0.0" else { throw Reason("must name an address of this host that compute nodes reach, not 0.0.0.0") }
+            c.slurm.listen = address
+        },
         Key("slurm", "job_program", takes: "an absolute path", default: "\"/usr/libexec/deskd/deskd-job\"",
             "deskd-job on the compute nodes: the job's one process, which runs the desktop as the user inside the job's allocation and ends every process of it with the job. Install deskd's package on every compute node; no daemon of deskd's runs there."
         ) { c, v throws(Reason) in

@@ -14,6 +14,9 @@ enum EndCause: Sendable, Equatable {
     case goneWhileAway
     /// The start failed at this step.
     case startFailed(String)
+    /// A cluster desktop's Slurm job ended (TIMEOUT, CANCELLED, NODE_FAIL, PREEMPTED, FAILED,
+    /// COMPLETED…), with what its job said of it, if anything.
+    case jobEnded(state: String, detail: String?)
 
     var reason: String {
         switch self {
@@ -23,12 +26,13 @@ enum EndCause: Sendable, Equatable {
         case .exited(let role): "\(role) exited"
         case .goneWhileAway: "gone while deskd was away"
         case .startFailed(let step): step
+        case .jobEnded(let state, let detail): "Slurm job \(state)" + (detail.map { ": \($0)" } ?? "")
         }
     }
 
     /// The `reason` label of deskd_sessions_ended_total: a few fixed values, no names.
     enum Kind: String, CaseIterable {
-        case killed, reaped, idleLimit = "idle-limit", exited, gone, startFailed = "start-failed"
+        case killed, reaped, idleLimit = "idle-limit", exited, gone, startFailed = "start-failed", jobEnded = "job-ended"
     }
 
     var kind: Kind {
@@ -39,6 +43,7 @@ enum EndCause: Sendable, Equatable {
         case .exited: .exited
         case .goneWhileAway: .gone
         case .startFailed: .startFailed
+        case .jobEnded: .jobEnded
         }
     }
 }

@@ -13,6 +13,8 @@ struct LaunchPlan: Sendable {
     var display: Display?
     /// sessions.user_xstartup applies: ~/.vnc/xstartup runs instead of the template where it exists.
     var userXstartup: Bool
+    /// A cluster desktop: its Slurm options, the user's over the site's defaults; nil: on this host.
+    var slurm: SlurmOptions?
     /// The configuration as it was at admission: a reload during the start changes nothing of it.
     var configuration: DaemonConfiguration
 }

@@ -31,7 +31,7 @@ public struct LinkAuthority: GatewayAuthority {
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
-        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly, epoch: epoch)
+        return GatewayGrant(sessionID: grant.sessionID, endpoint: login.endpoint, address: login.address, xvnc: login.xvnc, password: login.password, viewOnly: grant.viewOnly, epoch: epoch, hop: login.hop)
     }
 
     public func isRevoked(_ grant: GatewayGrant) -> Bool {

@@ -32,6 +32,7 @@ extension ManagedSession {
     /// password response. No complete handshake within `timeout`: the session is unresponsive.
     func probe(timeout: Duration) async throws(DeskError) -> ProbeReport {
         try checkRunning()
+        if isCluster { return try await clusterProbe(timeout: timeout) }
         let exposure = environment.configuration.value.vncExposure
         let host = self.host, directory = self.directory, endpoint = self.endpoint, xvnc = record.session.pid, display = self.display
         let outcome = await onDedicatedThread { () -> Result<RFBProbe, RFBClient.Failure> in
@@ -85,7 +86,8 @@ extension ManagedSession {
     /// view rights only: no input, and none of the owner's clipboard (ServerCutText), which the
     /// gateway could not withhold from a full login without parsing every framebuffer update. A
     /// session without a view-only password gets one now, which nobody is shown.
-    func gatewayLogin(viewOnly: Bool) async -> (endpoint: RFBEndpoint, address: String, xvnc: Int32, password: String)? {
+    func gatewayLogin(viewOnly: Bool) async -> GatewayLogin? {
+        if isCluster { return clusterGatewayLogin(viewOnly: viewOnly) }
         let exposure = environment.configuration.value.vncExposure
         guard isRunning, exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
@@ -105,7 +107,7 @@ extension ManagedSession {
             logger.warning("the gateway cannot read or write the session's password file", metadata: record.session.logMetadata)
             return nil
         }
-        return (endpoint, exposure.reachableAddress, record.session.pid, password)
+        return GatewayLogin(endpoint: endpoint, address: exposure.reachableAddress, xvnc: record.session.pid, password: password)
     }
 
     // MARK: Passwords
@@ -115,6 +117,11 @@ extension ManagedSession {
     /// connected viewers stay connected.
     func rotatePassword(viewOnly: Bool) async throws(DeskError) -> Session {
         try checkRunning()
+        if isCluster {
+            // The password file is on the compute node, the job's; deskd does not send passwords
+            // over the hop, which is authenticated but not encrypted.
+            throw DeskError(.badRequest, "deskctl passwd does not change a cluster desktop's password; deskctl url --revoke \(display) takes its browser links back, and a new desktop (deskctl kill, then start --slurm) has new passwords.")
+        }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
         let fresh = SessionPassword.generate()
         let display = self.display, lock = passwordFile

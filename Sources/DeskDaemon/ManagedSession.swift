@@ -27,6 +27,9 @@ actor ManagedSession {
     nonisolated let user: String
     nonisolated let uid: UInt32
     nonisolated let display: Display
+    /// A desktop on a compute node, as a Slurm job (ManagedSession+Cluster.swift): nothing of
+    /// it is on this host but its record; its job, reached through `ClusterHub`, is the rest.
+    nonisolated let isCluster: Bool
 
     // Set by the bring-up, the exits and the census (this actor's extensions and SessionBringUp,
     // all isolated to it); read by everyone through `session`.
@@ -43,17 +46,21 @@ actor ManagedSession {
     var failedProbe = false
     private var teardown: Task<Void, Never>?
     /// A kill that came while the session was starting: the start ends it, then lets them go.
-    private var stopWhileStarting: EndCause?
-    private var startWaiters: [CheckedContinuation<Void, Never>] = []
+    var stopWhileStarting: EndCause?
+    var startWaiters: [CheckedContinuation<Void, Never>] = []
     /// A start owns the session from its claim to its reply: its own code decides what becomes
     /// of it, and a kill meanwhile waits for that (a session made for a start begins so).
-    private var launching: Bool
+    var launching: Bool
     var login: (any LoginProcess)?
     /// The desktop's start time in ticks, read when deskd-session named its pid.
     var desktopStartTicks: UInt64?
     /// Censuses in a row that found none of the session's X clients, for a session kept for
     /// them: it ends at the second, so one odd look at the kernel's tables ends nothing.
     var emptyClientCensuses = 0
+    /// A cluster start waiting for its job to report the desktop ready.
+    var readyWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Why the job said it is ending its desktop, for the end's reason once Slurm confirms it.
+    var jobEndingMessage: String?
 
     var host: any HostSystem { environment.host }
     var logger: Logger { environment.logger }
@@ -62,11 +69,12 @@ actor ManagedSession {
     /// left running (`ready`, everything on the host).
     init(record: SessionRecord, lifecycle: Lifecycle, environment: SessionEnvironment) {
         self.launching = lifecycle == .starting
-        self.footprint = lifecycle == .starting ? [] : .all
+        self.footprint = lifecycle == .starting ? [] : record.cluster != nil ? [.job, .record] : .all
         self.id = record.session.id
         self.user = record.session.user
         self.uid = record.session.uid
         self.display = record.session.display
+        self.isCluster = record.cluster != nil
         self.record = record
         self.lifecycle = lifecycle
         self.environment = environment
@@ -76,6 +84,7 @@ actor ManagedSession {
     var session: Session {
         var session = record.session
         session.state = switch lifecycle {
+        case .starting where isCluster && (record.session.slurm?.isPending ?? true): .queued
         case .starting: .starting
         case .ready: .ready
         case .unresponsive: .unresponsive
@@ -91,7 +100,7 @@ actor ManagedSession {
 
     /// What the viewer census asks of a running session; nil for one starting or ending.
     var censusSubject: ViewerCensus.Subject? {
-        isRunning ? ViewerCensus.Subject(sessionID: id, xvnc: record.session.pid, endpoint: endpoint) : nil
+        isRunning && !isCluster ? ViewerCensus.Subject(sessionID: id, xvnc: record.session.pid, endpoint: endpoint) : nil
     }
 
     /// `<runtime>/by-id/<id>`: found from the id, never from a path read back from a file, so
@@ -198,7 +207,8 @@ actor ManagedSession {
 
     /// Saves the record of a running session, for the next deskd.
     func persist() {
-        guard lifecycle != .starting, !isEnding else { return }
+        // A cluster desktop is worth a record from its submission: its job runs, queued or not.
+        guard lifecycle != .starting || footprint.contains(.job), !isEnding else { return }
         do {
             try environment.store.save(record)
             footprint.insert(.record)

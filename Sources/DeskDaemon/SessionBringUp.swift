@@ -115,7 +115,7 @@ struct SessionBringUp: Sendable {
         )
     }
 
-    private static func newSessionID() -> String {
+    static func newSessionID() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in
             let hex = String(generator.next() as UInt64, radix: 16)

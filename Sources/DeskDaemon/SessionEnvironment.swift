@@ -25,6 +25,8 @@ struct SessionEnvironment: Sendable {
     let listeners: SideListenerBoard
     /// Where sessions run what they start on their own: a task group the service group owns.
     let tasks: SessionTasks
+    /// Cluster desktops' report listener and Slurm.
+    let cluster: ClusterContext
 }
 
 extension Session {

@@ -17,5 +17,9 @@ struct SessionFootprint: OptionSet, Sendable {
     /// Its record in the state directory, for the next deskd.
     static let record = SessionFootprint(rawValue: 1 << 4)
 
+    /// A cluster desktop's Slurm job: the teardown tells the job to end and cancels it.
+    static let job = SessionFootprint(rawValue: 1 << 5)
+
+    /// Everything a desktop on this host has.
     static let all: SessionFootprint = [.directory, .cgroup, .processes, .published, .record]
 }

@@ -15,4 +15,21 @@ struct SessionRecord: Codable, Sendable {
     /// as its last line): the session lives while they hold its display, not while the script
     /// runs. Kept across a restart of deskd, which watches those clients again on adoption.
     var desktopLeftClients: Bool?
+    /// A cluster desktop's secrets and where its job relays to (nil for a desktop on this host).
+    var cluster: ClusterRecord?
+}
+
+/// What deskd keeps of a cluster desktop beyond its `Session` (whose `slurm` names the job). The
+/// record lives on tmpfs, root's alone, like a local session's password file.
+struct ClusterRecord: Codable, Sendable, Equatable {
+    /// The hop key (hex) the job proves it holds, and deskd proves it holds to the job.
+    var key: String
+    /// The desktop's VNC passwords, which the gateway logs in with (the job holds the same).
+    var password: String
+    var viewOnlyPassword: String
+    /// Where the job relays to its desktop, once it has reported.
+    var address: String?
+    var port: Int?
+
+    var keyBytes: [UInt8]? { HexBytes.decode(key, count: HopHandshake.keyBytes) }
 }

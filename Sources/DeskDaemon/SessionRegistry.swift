@@ -41,12 +41,20 @@ actor SessionRegistry {
     struct Snapshot: Sendable {
         var count = 0
         var byOwner: [UInt32: Int] = [:]
+        /// Cluster desktops per owner (counted in `byOwner` too).
+        var clusterByOwner: [UInt32: Int] = [:]
 
         func sessions(of uid: UInt32) -> Int { byOwner[uid] ?? 0 }
+        func clusterSessions(of uid: UInt32) -> Int { clusterByOwner[uid] ?? 0 }
     }
 
     var snapshot: Snapshot {
-        Snapshot(count: byID.count, byOwner: byID.values.reduce(into: [:]) { counts, session in counts[session.uid, default: 0] += 1 })
+        var snapshot = Snapshot(count: byID.count)
+        for session in byID.values {
+            snapshot.byOwner[session.uid, default: 0] += 1
+            if session.isCluster { snapshot.clusterByOwner[session.uid, default: 0] += 1 }
+        }
+        return snapshot
     }
     var ids: Set<String> { Set(byID.keys) }
     var isEmpty: Bool { byID.isEmpty }

@@ -60,7 +60,11 @@ extension SessionService {
         let host = self.host, socketDirectory = configuration.runtimeDirectory
         let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
         for managed in sessions {
-            if let count = counts[managed.id] { await managed.apply(count, now: now) }
+            if let count = counts[managed.id] {
+                await managed.apply(count, now: now)
+            } else if managed.isCluster {
+                await managed.refreshClusterIdle(now: now)
+            }
         }
     }
 

@@ -32,7 +32,11 @@ public final class SessionService: Sendable {
         try self.init(configuration: configuration, host: LinuxHost(), logger: logger)
     }
 
-    public init(configuration: DaemonConfiguration, host: any HostSystem, logger: Logger) throws {
+    public convenience init(configuration: DaemonConfiguration, host: any HostSystem, logger: Logger) throws {
+        try self.init(configuration: configuration, host: host, scheduler: SlurmCommands(directory: configuration.slurm.commandDirectory), logger: logger)
+    }
+
+    init(configuration: DaemonConfiguration, host: any HostSystem, scheduler: any SlurmScheduler, logger: Logger) throws {
         try StateDirectory.prepare(configuration)
         let metrics = DaemonMetrics()
         self.environment = SessionEnvironment(
@@ -48,7 +52,8 @@ public final class SessionService: Sendable {
             browsers: BrowserRelays(),
             metrics: metrics,
             listeners: SideListenerBoard(factory: metrics.factory),
-            tasks: SessionTasks()
+            tasks: SessionTasks(),
+            cluster: ClusterContext(hub: ClusterHub(logger: logger), scheduler: scheduler)
         )
         self.startRate = Mutex(configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:)))
         if host.sessionHelperPath == nil {
@@ -168,6 +173,19 @@ public final class SessionService: Sendable {
                 logger.warning("session record names a cgroup deskd did not make for it; ignoring it", metadata: record.session.logMetadata.merging(["record.cgroup": "\(cgroup)"]) { $1 })
                 record.cgroup = nil
             }
+            if record.cluster != nil {
+                // Its job runs on a node, or ran: squeue will say which, within a poll.
+                let lifecycle: ManagedSession.Lifecycle = record.cluster?.port != nil ? .ready : .starting
+                let session = ManagedSession(record: record, lifecycle: lifecycle, environment: environment)
+                if (try? await registry.claim(record.session.display, for: session, limits: limits)) ?? false {
+                    await session.adoptCluster()
+                    logger.info("cluster desktop adopted", metadata: record.session.logMetadata.merging(["slurm.jobId": "\(record.session.slurm?.jobId ?? "?")"]) { $1 })
+                } else {
+                    logger.warning("a cluster desktop's record names a display another record holds; dropping it", metadata: record.session.logMetadata)
+                    environment.store.remove(sessionID: record.session.id)
+                }
+                continue
+            }
             let session = ManagedSession(record: record, lifecycle: .ready, environment: environment)
             let claimed = (try? await registry.claim(record.session.display, for: session, limits: limits)) ?? false
             if claimed && host.isSameProcess(record.session) {
@@ -195,7 +213,11 @@ public final class SessionService: Sendable {
             }
             let admission = StartAdmission(configuration: configuration, facts: AdmissionFacts(host: host), registry: await registry.snapshot)
             let plan = try admission.admit(request, caller: caller)
-            let session = try await SessionBringUp(plan: plan, environment: environment).start(timings: StartTimings())
+            let session = if let options = plan.slurm {
+                try await ClusterBringUp(plan: plan, options: options, environment: environment).start()
+            } else {
+                try await SessionBringUp(plan: plan, environment: environment).start(timings: StartTimings())
+            }
             logger.info("session started", metadata: session.logMetadata.merging(["peer.uid": "\(caller.uid)"]) { $1 })
             environment.metrics.sessionStarted(after: .now - began)
             return session

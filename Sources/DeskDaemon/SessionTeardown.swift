@@ -18,6 +18,8 @@ extension ManagedSession {
         // and the session's unused links are dropped rather than left to expire.
         environment.browsers.disconnect(sessionID: id)
         environment.links.forget(sessionID: id)
+        // A cluster desktop's processes are its job's, on a node: the job ends them.
+        await endJob()
         let configuration = environment.configuration.value
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }

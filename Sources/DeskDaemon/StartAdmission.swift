@@ -16,6 +16,7 @@ struct StartAdmission {
     let registry: SessionRegistry.Snapshot
 
     func admit(_ request: StartRequest, caller: Caller) throws(DeskError) -> LaunchPlan {
+        if let options = request.slurm { return try admitToCluster(request, options: options, caller: caller) }
         let limits = configuration.limits
         let desktopName = request.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(desktopName)
@@ -42,6 +43,37 @@ struct StartAdmission {
         try limits.checkCapacity(user: account.name, userSessions: registry.sessions(of: account.uid), hostSessions: registry.count)
         return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: request.display,
                           userXstartup: userXstartup, configuration: configuration)
+    }
+
+    /// A desktop as a Slurm job: the same checks of what was asked for and who for; the room is
+    /// Slurm's to judge (memory, Xtigervnc and the template's programs are the nodes'), but for
+    /// the most cluster desktops a user may have ([slurm] max_per_user).
+    private func admitToCluster(_ request: StartRequest, options: SlurmOptions, caller: Caller) throws(DeskError) -> LaunchPlan {
+        let settings = configuration.slurm
+        guard settings.isEnabled else {
+            throw DeskError(.slurmOff, "this deskd submits no desktops to Slurm; an admin turns that on with listen in the [slurm] section of \(configuration.configurationFile ?? ConfigurationFile.defaultPath), or leave out --slurm for a desktop on this host.")
+        }
+        let limits = configuration.limits
+        let desktopName = request.desktop ?? configuration.defaultDesktop
+        try limits.checkDesktop(desktopName)
+        let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
+        let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
+        try limits.checkGeometry(geometry)
+        let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
+        if let requested = request.display {
+            throw DeskError(.badRequest, "--display picks a display on this host; a cluster desktop gets its own on its node. Leave out --display (deskctl names the new desktop :N for kill and url), or leave out --slurm for \(requested) here.")
+        }
+        let account = try resolveAccount(request.user, caller: caller)
+        let groups = limits.allowedGroups.filter { name in facts.groupID(name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
+        try limits.checkAccount(.init(name: account.name, groups: groups))
+        let running = registry.clusterSessions(of: account.uid)
+        guard running < settings.maxPerUser else {
+            throw DeskError(.limitReached, "\(account.name) has \(running) cluster desktop\(running == 1 ? "" : "s") already, the most [slurm] max_per_user allows; end one first (deskctl list, then deskctl kill :N).")
+        }
+        let merged = SlurmOptions(partition: options.partition ?? settings.partition, time: options.time ?? settings.time,
+                                  gres: options.gres ?? settings.gres, account: options.account ?? settings.account)
+        return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: nil,
+                          userXstartup: false, slurm: merged, configuration: configuration)
     }
 
     /// A template that picks among others (auto) is installed when one of its picks is. The

@@ -1,3 +1,4 @@
+import DeskCluster
 import DeskLinux
 import Glibc
 import Logging
@@ -111,7 +112,14 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         authenticated.completeWithTask {
             await onDedicatedThread {
                 Result { () throws(RFBClient.Failure) -> Int32 in
-                    let client = try RFBClient.connect(grant.endpoint, host: grant.address, xvnc: grant.xvnc, timeout: timeout)
+                    let client = try RFBClient.connect(grant.endpoint, host: grant.address, xvnc: grant.hop == nil ? grant.xvnc : nil, timeout: timeout)
+                    if let hop = grant.hop {
+                        try client.beforeRFB { fd, deadline throws(RFBClient.Failure) in
+                            do { try HopAuthenticator.client(fd: fd, role: .relay, session: hop.session, key: hop.key, deadline: deadline) } catch {
+                                throw .rejected("the compute node's relay: \(error)")
+                            }
+                        }
+                    }
                     try client.authenticate(try client.greet(), password: grant.password)
                     return try client.duplicateSocket()
                 }

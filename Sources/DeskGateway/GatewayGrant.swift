@@ -15,9 +15,22 @@ public struct GatewayGrant: Sendable, Equatable {
     public var viewOnly: Bool
     /// deskd's count of the session's revocations when the cookie was spent (`GatewayAuthority.isRevoked`).
     public var epoch: UInt64
+    /// A cluster desktop: `endpoint` is its job's relay on a compute node, which must be shown
+    /// the session's key (the hop handshake) before it relays a byte; there is no local Xvnc pid.
+    public var hop: Hop?
+
+    public struct Hop: Sendable, Equatable {
+        public var session: String
+        public var key: [UInt8]
+
+        public init(session: String, key: [UInt8]) {
+            self.session = session
+            self.key = key
+        }
+    }
 
     public init(sessionID: String, endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String, viewOnly: Bool,
-                epoch: UInt64 = 0) {
+                epoch: UInt64 = 0, hop: Hop? = nil) {
         self.sessionID = sessionID
         self.endpoint = endpoint
         self.address = address
@@ -25,13 +38,14 @@ public struct GatewayGrant: Sendable, Equatable {
         self.password = password
         self.viewOnly = viewOnly
         self.epoch = epoch
+        self.hop = hop
     }
 }
 
 extension GatewayGrant: CustomStringConvertible {
     /// Without the password, so a grant can be logged or printed by a failing test.
     public var description: String {
-        "session \(sessionID) at \(endpoint.description(address: address)) (Xvnc pid \(xvnc))\(viewOnly ? ", view-only" : "")"
+        "session \(sessionID) at \(endpoint.description(address: address)) " + (hop == nil ? "(Xvnc pid \(xvnc))" : "(a compute node's relay)") + (viewOnly ? ", view-only" : "")
     }
 }
 

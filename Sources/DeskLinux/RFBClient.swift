@@ -134,6 +134,12 @@ public final class RFBClient {
         return fd
     }
 
+    /// Runs `body` on the connected socket before a byte of RFB, within the connection's
+    /// deadline: the cluster hop's handshake, which a compute node's relay asks for first.
+    public func beforeRFB(_ body: (_ fd: Int32, _ deadline: ContinuousClock.Instant) throws(Failure) -> Void) throws(Failure) {
+        try body(fd, deadline)
+    }
+
     // MARK: The protocol
 
     /// The server's ProtocolVersion, our echo of it, and its security types.

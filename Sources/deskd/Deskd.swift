@@ -158,6 +158,7 @@ struct Deskd: AsyncParsableCommand {
         // desktops must stay manageable. They wait and try again (deskctl status says why).
         if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: service.sideListener(gateway, logger: logger))) }
         if let metrics = service.metricsEndpoint(logger: logger) { services.append(.init(service: service.sideListener(metrics, logger: logger))) }
+        if configuration.slurm.isEnabled { services.append(.init(service: ClusterService(service: service))) }
         let group = ServiceGroup(configuration: .init(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -17,6 +17,9 @@ public struct JobSpec: Codable, Sendable, Equatable {
     public var key: String
     /// The desktop's VNC password; the job writes Xvnc's password file from it.
     public var password: String
+    /// The desktop's view-only VNC password (Xvnc's password file holds both): what the gateway
+    /// logs in with for a view-only browser, so Xvnc itself withholds input and the clipboard.
+    public var viewOnlyPassword: String?
     /// Where deskd listens for the job's report: the login node's ADDRESS:PORT.
     public var report: String
     /// Xtigervnc on the node.
@@ -32,12 +35,13 @@ public struct JobSpec: Codable, Sendable, Equatable {
     /// How long before the time limit Slurm warns the job (`--signal=B:USR1@N`), for the message the user sees.
     public var warnSeconds: Int
 
-    public init(session: String, key: String, password: String, report: String, xvnc: String, xvncOptions: [String], xstartup: String,
+    public init(session: String, key: String, password: String, viewOnlyPassword: String? = nil, report: String, xvnc: String, xvncOptions: [String], xstartup: String,
                 desktop: String, geometry: String, depth: Int, warnSeconds: Int) {
         self.version = Self.version
         self.session = session
         self.key = key
         self.password = password
+        self.viewOnlyPassword = viewOnlyPassword
         self.report = report
         self.xvnc = xvnc
         self.xvncOptions = xvncOptions

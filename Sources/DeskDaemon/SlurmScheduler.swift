@@ -1,0 +1,62 @@
+import DeskCore
+import DeskLinux
+
+/// What deskd asks of Slurm: submit a desktop's job as its user, look at its jobs, cancel one.
+/// A protocol so the service's decisions run under a fake scheduler in the unit tests; the real
+/// one is `SlurmCommands`. Blocking: called off every actor.
+protocol SlurmScheduler: Sendable {
+    /// The new job's id, or why Slurm refused it (sbatch's own words).
+    func submit(_ submission: SlurmSubmission, user: String) -> Result<String, DeskError>
+    /// Every job of deskd's desktops squeue still knows (it forgets a job MinJobAge after its
+    /// end), by id; nil if squeue could not answer (slurmctld down), which ends nothing.
+    func desktopJobs() -> [String: SqueueRow]?
+    /// Cancels the job as its user; nil once Slurm took the cancel, else why not.
+    func cancel(jobID: String, user: String) -> DeskError?
+}
+
+/// Slurm's own commands, not libslurm (its ABI changes every release): sbatch and scancel run as
+/// the user through runuser, so Slurm decides what the user may ask for, charges their account
+/// and applies their limits; squeue runs as deskd, in the text form deskd pins (`SqueueRow`).
+struct SlurmCommands: SlurmScheduler {
+    let directory: String
+
+    static let runuser = "/usr/sbin/runuser"
+    /// The commands run with this and nothing of deskd's environment.
+    static let environment = ["PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"]
+
+    func submit(_ submission: SlurmSubmission, user: String) -> Result<String, DeskError> {
+        guard let outcome = CommandRunner.run(Self.runuser, ["-u", user, "--", directory + "/sbatch"] + submission.arguments,
+                                              input: Array(submission.script.utf8), environment: Self.environment, timeout: .seconds(30))
+        else {
+            return .failure(DeskError(.internalError, "could not run \(Self.runuser); is util-linux installed?"))
+        }
+        if outcome.status == 0, let id = SlurmSubmission.jobID(fromParsable: outcome.output) { return .success(id) }
+        let said = Self.firstLine(outcome.errors) ?? Self.firstLine(outcome.output) ?? (outcome.timedOut ? "no answer within 30 s" : "no reason given")
+        return .failure(DeskError(.slurmRefused, "Slurm did not take the desktop's job: \(said); check the partition, time, account and gres you asked for (sinfo, sacctmgr show assoc user=\(user)).",
+                                  cause: .other("sbatch: \(said)")))
+    }
+
+    func desktopJobs() -> [String: SqueueRow]? {
+        guard let outcome = CommandRunner.run(
+            directory + "/squeue",
+            ["--noheader", "--states=all", "--name=\(SlurmSubmission.jobName)", "--format=\(SqueueRow.format)"],
+            environment: Self.environment, timeout: .seconds(15)), outcome.status == 0 else { return nil }
+        return SqueueRow.parse(outcome.output)
+    }
+
+    func cancel(jobID: String, user: String) -> DeskError? {
+        guard let outcome = CommandRunner.run(Self.runuser, ["-u", user, "--", directory + "/scancel", jobID],
+                                              environment: Self.environment, timeout: .seconds(15)) else {
+            return DeskError(.internalError, "could not run \(Self.runuser) for scancel.")
+        }
+        guard outcome.status != 0 else { return nil }
+        let said = Self.firstLine(outcome.errors) ?? "exit status \(outcome.status.map(String.init) ?? "none")"
+        return DeskError(.internalError, "scancel \(jobID) failed: \(said).")
+    }
+
+    static func firstLine(_ text: String) -> String? {
+        let line = text.split(separator: "\n").first.map { String($0).trimming() }
+        guard let line, !line.isEmpty else { return nil }
+        return String(line.prefix(300))
+    }
+}
