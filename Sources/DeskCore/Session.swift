@@ -85,6 +85,12 @@ public struct Session: Codable, Sendable, Equatable {
         return rfbPort.map(RFBEndpoint.tcp(port:))
     }
 
+    /// `connectHints`, once there is somewhere to connect to: a cluster desktop still queued has none.
+    public func reachableHints(host: String) -> ConnectHints? {
+        if let slurm, slurm.node == nil || rfbSocket == nil { return nil }
+        return connectHints(host: host)
+    }
+
     /// How to reach the session from another machine: OpenSSH forwards a local port to the
     /// session's socket (sshd connects as the logged-in owner, the only one who may), and any
     /// viewer connects to that port. The local port is 5900+N by habit; any free one works.

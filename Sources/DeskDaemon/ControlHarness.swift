@@ -32,17 +32,17 @@ public struct ControlHarness: Sendable {
             return Response(daemonVersion: DeskVersion.current)
         case .start(let start) where start.linkTTLSeconds == nil:
             let session = try await service.start(start, caller: caller)
-            return Response(sessions: [session], connect: session.connectHints(host: hostName))
+            return Response(sessions: [session], connect: session.reachableHints(host: hostName))
         case .start(let start):
             let (session, link) = try await service.startForBrowser(start, hostName: hostName, caller: caller)
-            return Response(sessions: [session], connect: session.connectHints(host: hostName), link: link)
+            return Response(sessions: [session], connect: session.reachableHints(host: hostName), link: link)
         case .list(let list):
             var response = Response(sessions: await service.list(all: list.all, caller: caller))
             if list.all { response.foreign = await service.foreignDisplays(caller: caller) }
             return response
         case .show(let show):
             let session = try await service.show(show.display, caller: caller)
-            return Response(sessions: [session], connect: session.connectHints(host: hostName))
+            return Response(sessions: [session], connect: session.reachableHints(host: hostName))
         case .kill(let kill):
             return Response(sessions: try await service.kill(kill, caller: caller))
         case .reap(let reap):
@@ -51,7 +51,7 @@ public struct ControlHarness: Sendable {
             return Response(probe: try await service.probe(probe.display, timeoutSeconds: probe.timeoutSeconds, caller: caller))
         case .passwd(let passwd):
             let (session, revoked) = try await service.rotatePassword(passwd.display, viewOnly: passwd.viewOnly, caller: caller)
-            return Response(sessions: [session], connect: session.connectHints(host: hostName), revoked: revoked)
+            return Response(sessions: [session], connect: session.reachableHints(host: hostName), revoked: revoked)
         case .status:
             return Response(status: await service.status())
         case .logs(let logs):

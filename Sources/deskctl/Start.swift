@@ -32,8 +32,27 @@ extension Deskctl {
         @Option(help: "With --web: how long the link waits for its one use: 90s, 10m, 1h (at most 24h; default 60s).")
         var ttl: String?
 
+        @Flag(help: "Run the desktop on a compute node of the cluster, as a Slurm job submitted as the user, reached through this host's gateway (deskd.toml's [slurm]).")
+        var slurm = false
+
+        @Option(help: "With --slurm: the partition (default: the site's, then Slurm's).")
+        var partition: String?
+
+        @Option(help: "With --slurm: the job's time limit as Slurm writes it, such as 4:00:00 or 1-00:00:00 (default: the site's).")
+        var time: String?
+
+        @Option(help: "With --slurm: generic resources, such as gpu:1.")
+        var gres: String?
+
+        @Option(help: "With --slurm: the account the job is charged to.")
+        var account: String?
+
         @Flag(help: "Print the session as JSON, password and how to connect included.")
         var json = false
+
+        var slurmOptions: SlurmOptions? {
+            slurm ? SlurmOptions(partition: partition, time: time, gres: gres, account: account) : nil
+        }
 
         func validate() throws {
             if let geometry {
@@ -43,6 +62,12 @@ extension Deskctl {
                 do { _ = try ColorDepth.validate(depth) } catch { throw ValidationError(error.message) }
             }
             if let display { _ = try parseDisplay(display) }
+            if !slurm, let flag = [("--partition", partition), ("--time", time), ("--gres", gres), ("--account", account)].first(where: { $0.1 != nil })?.0 {
+                throw ValidationError("\(flag) is for a desktop on the cluster; add --slurm, or leave out \(flag).")
+            }
+            if let options = slurmOptions {
+                do { _ = try options.checked() } catch { throw ValidationError(error.message) }
+            }
             if let ttl {
                 guard web else { throw ValidationError("--ttl is for the link of --web; add --web, or leave out --ttl.") }
                 do { _ = try IdleDuration.seconds(parsing: ttl) } catch { throw ValidationError(error.message) }
@@ -54,14 +79,24 @@ extension Deskctl {
                 let response = try connection.send(.start(StartRequest(
                     user: user, display: try display.map(parseDisplay), geometry: try geometry.map { try Geometry(parsing: $0) },
                     depth: depth, desktop: desktop,
-                    linkTTLSeconds: web ? try ttl.map { text in try IdleDuration.seconds(parsing: text) } ?? BrowserLink.defaultTTLSeconds : nil
+                    linkTTLSeconds: web ? try ttl.map { text in try IdleDuration.seconds(parsing: text) } ?? BrowserLink.defaultTTLSeconds : nil,
+                    slurm: slurmOptions
                 )))
                 guard let session = response.sessions?.first else { throw Failure.incompleteReply(lacking: "a session") }
                 if json {
                     try printJSON(ConnectableSession(session: session, connect: response.connect, link: response.link))
                     return
                 }
-                print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
+                if let job = session.slurm {
+                    if session.state == .queued || session.state == .starting {
+                        let why = job.reason.map { " (\(TerminalText.escape($0)))" } ?? ""
+                        print("Submitted \(session.display) for \(TerminalText.escape(session.user)) as Slurm job \(job.jobId), \(session.state.rawValue)\(why); deskctl list \(session.display) follows it.")
+                    } else {
+                        print("Started \(session.display) for \(TerminalText.escape(session.user)) on \(TerminalText.escape(job.node ?? "?")) (Slurm job \(job.jobId), \(session.desktop), \(session.geometry)" + (job.timeLimit.map { ", time limit \($0)" } ?? "") + ").")
+                    }
+                } else {
+                    print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
+                }
                 print("Password: \(session.password ?? "(not shown)")")
                 if let connect = response.connect {
                     print("Connect:  \(TerminalText.escape(connect.sshTunnel))")
@@ -71,6 +106,8 @@ extension Deskctl {
                     if let link = response.link {
                         print("Browser:  \(link.url)")
                         print("          opens once, within \(ttl ?? "\(BrowserLink.defaultTTLSeconds)s")")
+                    } else if session.state == .queued || session.state == .starting {
+                        print("Browser:  no link yet: the desktop is not running yet; deskctl url \(session.display) makes one once it is.")
                     } else {
                         print("Browser:  no link: the session was no longer running when its link was to be made; see deskctl logs \(session.display).")
                     }

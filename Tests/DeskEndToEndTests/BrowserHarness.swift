@@ -64,13 +64,18 @@ enum BrowserHarness {
 
     /// Opens `url` in Chromium. `type` is typed into the canvas, then Enter.
     static func open(_ url: String, screenshot: String? = nil, type: String? = nil, timeout: Double = 20,
-                     expectRefusal: Bool = false, ignoreViewOnly: Bool = false, viewport: String? = nil) throws -> Run {
+                     expectRefusal: Bool = false, ignoreViewOnly: Bool = false, viewport: String? = nil,
+                     networkNamespace: String? = nil) throws -> Run {
         var arguments = [script, "open", url, "--timeout", String(timeout)]
         if let viewport { arguments += ["--viewport", viewport] }
         if let screenshot { arguments += ["--screenshot", screenshot] }
         if let type { arguments += ["--type", type] }
         if expectRefusal { arguments.append("--expect-refusal") }
         if ignoreViewOnly { arguments.append("--ignore-view-only") }
+        // A browser on another machine of the test bed (the Slurm lab's login machine): its network only.
+        if let networkNamespace {
+            return try outcome(of: CommandResult.run("/usr/sbin/ip", ["netns", "exec", networkNamespace, "/usr/bin/python3"] + arguments))
+        }
         return try outcome(of: CommandResult.run("/usr/bin/python3", arguments))
     }
 

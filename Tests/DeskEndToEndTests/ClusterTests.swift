@@ -1,0 +1,294 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// The one-machine Slurm lab (scripts/slurm-lab): login (slurmctld and deskd), node1 and node2,
+/// each in namespaces of its own. One per test: up in about a second, down in less.
+final class SlurmLab {
+    static let script = TestEnvironment.repository.appendingPathComponent("scripts/slurm-lab").path
+    static let intruder = TestEnvironment.repository.appendingPathComponent("Tests/cluster/hop_intruder.py").path
+    static let isInstalled = ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/sbatch"].allSatisfy { (path: String) in access(path, X_OK) == 0 }
+    static let skipReason: Comment = "cluster tests need Slurm and munge (slurmctld slurmd slurm-client munge); scripts/install-deps installs them"
+
+    init() throws {
+        // A lab a failed run left behind would refuse `up`: take it down first.
+        _ = try? CommandResult.run(Self.script, ["down"])
+        let up = try CommandResult.run(Self.script, ["up", "--bin", TestEnvironment.products.path])
+        guard up.status == 0 else { throw LabFailed(what: "scripts/slurm-lab up", output: up.stdout + up.stderr) }
+    }
+
+    func down() {
+        _ = try? CommandResult.run(Self.script, ["down"])
+    }
+
+    struct LabFailed: Error, CustomStringConvertible {
+        let what: String
+        let output: String
+        var description: String { "\(what) failed: \(output)" }
+    }
+
+    /// CMD on a machine of the lab (its network, hostname, mounts and processes), as root or `user`.
+    func exec(_ machine: String, user: String? = nil, _ command: [String]) throws -> CommandResult {
+        try CommandResult.run(Self.script, ["exec", machine] + (user.map { ["--user", $0] } ?? []) + ["--"] + command)
+    }
+
+    /// deskctl on the login machine, as `user`, against the lab's deskd.
+    func deskctl(_ arguments: [String], as user: String) throws -> CommandResult {
+        try exec("login", user: user, [TestEnvironment.deskctl] + arguments)
+    }
+
+    func sessions(of user: String) throws -> [Session] {
+        try deskctl(["list", "--json"], as: user).decode([Session].self)
+    }
+
+    /// Live processes of `account` on `machine`: pid and command name, zombies left out.
+    func processes(of account: UserAccount, on machine: String) -> [(pid: Int, command: String)] {
+        guard let ps = try? exec(machine, ["ps", "-u", account.name, "-o", "pid=,stat=,comm="]) else { return [] }
+        return ps.stdout.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, !fields[1].hasPrefix("Z"), let pid = Int(fields[0]) else { return nil }
+            return (pid, fields[2...].joined(separator: " "))
+        }
+    }
+
+    /// The ended-session entry deskd's audit trail has for `display`, most recent first.
+    func endReason(of display: Display, as user: String) throws -> String? {
+        let history = try deskctl(["history", "--json"], as: user).decode([AuditEntry].self)
+        return history.last { $0.command == .ended && $0.display == display }?.outcome
+    }
+
+    /// The port deskd-job's relay listens on, on `node`.
+    func relayPort(on node: String) throws -> Int? {
+        let ss = try exec(node, ["ss", "-Hltnp"])
+        for line in ss.stdout.split(separator: "\n") where line.contains("\"deskd-job\"") {
+            let local = line.split(separator: " ", omittingEmptySubsequences: true)[3]
+            if let port = local.split(separator: ":").last.flatMap({ Int($0) }) { return port }
+        }
+        return nil
+    }
+
+    /// The intruder's report on a hop (Tests/cluster/hop_intruder.py), run as `user` on the login machine.
+    struct Intrusion: Decodable {
+        let connected: Bool
+        let challenged: Bool
+        let accepted: Bool
+        let rfb: Bool
+        let received: String
+    }
+
+    func intrude(as user: String, _ arguments: [String]) throws -> Intrusion {
+        let run = try exec("login", user: user, ["/usr/bin/python3", Self.intruder] + arguments)
+        return try JSONDecoder().decode(Intrusion.self, from: Data(run.stdout.utf8))
+    }
+}
+
+/// Desktops as Slurm jobs on the lab's nodes, end to end: real sbatch as the user, deskd-job on
+/// a node running real Xtigervnc, the report hop back to deskd, the gateway's relay through the
+/// job, real Chromium; and the ways a job ends, each leaving nothing on its node.
+extension EndToEnd {
+@Suite(.serialized, .enabled(if: SlurmLab.isInstalled, SlurmLab.skipReason))
+struct ClusterTests {
+    static let nodes = ["node1", "node2"]
+
+    /// Starts a cluster desktop for `user` and returns it once deskd says it is ready.
+    static func startReady(_ lab: SlurmLab, _ user: UserAccount, _ extra: [String] = []) throws -> Session {
+        let started = try lab.deskctl(["start", "--slurm", "--json"] + extra, as: user.name)
+        #expect(started.status == 0, "\(started.stderr)")
+        let session = try started.decode(Session.self)
+        #expect(session.state == .ready, "\(started.stdout)")
+        return session
+    }
+
+    @Test func aClusterDesktopRunsOnANodeAndOpensInABrowser() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let session = try Self.startReady(lab, alice, ["--desktop", "escaping"])
+        let job = try #require(session.slurm)
+        let node = try #require(job.node)
+        #expect(Self.nodes.contains(node))
+        #expect(job.state == "RUNNING" || job.state == "PENDING")
+        #expect(session.password?.count == 8)
+        // Xvnc and the desktop are the job's, as the user, on the node: nothing of them on login.
+        #expect(lab.processes(of: alice, on: node).contains { $0.command == "Xtigervnc" })
+        #expect(!lab.processes(of: alice, on: "login").contains { $0.command == "Xtigervnc" })
+
+        // list shows where it runs and the time it has left.
+        let table = try lab.deskctl(["list"], as: alice.name)
+        #expect(table.stdout.contains("WHERE") && table.stdout.contains("\(node) (job \(job.jobId))"), "\(table.stdout)")
+        #expect(eventually(5) { (try? lab.sessions(of: alice.name).first?.slurm?.endsAt) != nil })
+
+        // A real RFB login with the session's password, through the gateway's path: the hop, then VNC auth.
+        let probe = try lab.deskctl(["probe", session.display.description, "--json"], as: alice.name)
+        #expect(probe.status == 0, "\(probe.stderr)")
+        let report = try probe.decode(ProbeReport.self)
+        #expect(report.answered && report.width == 1920 && report.height == 1080, "\(probe.stdout)")
+
+        // A real Chromium on the login machine opens it through deskd's gateway.
+        if BrowserHarness.isReady {
+            let url = try lab.deskctl(["url", session.display.description, "--json"], as: alice.name)
+            #expect(url.status == 0, "\(url.stderr)")
+            let link = try url.decode(BrowserLink.self)
+            let shot = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-cluster-\(getpid()).png").path
+            let run = try BrowserHarness.open(link.url, screenshot: shot, networkNamespace: "dsl-login")
+            #expect(run.status == 0 && run.outcome.connected && run.outcome.nonBlank, "\(run.outcome.summary) \(run.stderr)")
+        }
+
+        // deskctl kill cancels the job; every process of the desktop ends on the node, the
+        // double-forked one and the one that ignores SIGTERM included.
+        let kill = try lab.deskctl(["kill", session.display.description], as: alice.name)
+        #expect(kill.status == 0, "\(kill.stderr)")
+        #expect(try lab.sessions(of: alice.name).isEmpty)
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+        let state = try lab.exec("login", ["squeue", "--noheader", "--states=all", "--jobs=\(job.jobId)", "--format=%T"])
+        #expect(state.stdout.contains("CANCELLED"), "\(state.stdout)")
+    }
+
+    @Test func anotherUserCannotReachKillOrImpersonateIt() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        let mallory = try TestUsers.ensure("deskt-cl2")
+        defer { lab.down(); TestUsers.reap(alice); TestUsers.reap(mallory) }
+
+        let session = try Self.startReady(lab, alice)
+        let node = try #require(session.slurm?.node)
+        let display = session.display.description
+
+        // deskctl: not listed, not killed, no link, no probe.
+        #expect(try lab.sessions(of: mallory.name).isEmpty)
+        for verb in [["kill", display], ["url", display], ["probe", display], ["show", display]] {
+            let refused = try lab.deskctl(verb, as: mallory.name)
+            #expect(refused.status != 0 && refused.stderr.contains("another user"), "\(verb): \(refused.stderr)")
+        }
+
+        // The job's relay on the node: a viewer's RFB gets nothing, and a hop without the key
+        // is refused before a byte of the desktop.
+        let port = try #require(try lab.relayPort(on: node))
+        let address = node == "node1" ? "10.77.0.11" : "10.77.0.12"
+        let raw = try lab.intrude(as: mallory.name, ["raw", address, String(port)])
+        #expect(raw.connected && !raw.rfb && !raw.accepted, "\(raw)")
+        let relay = try lab.intrude(as: mallory.name, ["forge", address, String(port), "relay", session.id])
+        #expect(relay.connected && !relay.accepted && !relay.rfb, "\(relay)")
+
+        // deskd's report listener: posing as alice's job (to point the gateway elsewhere) is refused.
+        let report = try lab.intrude(as: mallory.name, ["forge", "10.77.0.1", "7010", "report", session.id])
+        #expect(report.connected && !report.accepted, "\(report)")
+
+        // Alice's desktop is untouched and still answers through its own relay.
+        #expect(try lab.sessions(of: alice.name).first?.state == .ready)
+        let probe = try lab.deskctl(["probe", display, "--json"], as: alice.name).decode(ProbeReport.self)
+        #expect(probe.answered)
+    }
+
+    @Test func scancelByTheUserEndsTheSessionAndEveryProcess() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let session = try Self.startReady(lab, alice, ["--desktop", "escaping"])
+        let job = try #require(session.slurm)
+        let node = try #require(job.node)
+        #expect(lab.processes(of: alice, on: node).count >= 4)
+        let cancel = try lab.exec("login", user: alice.name, ["scancel", job.jobId])
+        #expect(cancel.status == 0, "\(cancel.stderr)")
+        #expect(eventually(10) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
+        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job CANCELLED") == true)
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+    }
+
+    @Test func theDesktopLoggingOutEndsItsJob() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        // "brief" leaves a double-forked and a TERM-ignoring process, and logs out after 6 s.
+        let session = try Self.startReady(lab, alice, ["--desktop", "brief"])
+        let node = try #require(session.slurm?.node)
+        #expect(eventually(30) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
+        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job COMPLETED") == true)
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+    }
+
+    @Test func theTimeLimitWarnsTheUserThenEndsTheSession() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        // One minute, and the lab's warn_before is 30 s: Slurm signals at ~+27 s (it checks
+        // limits every ~30 s) and ends the job at ~+90 s.
+        let session = try Self.startReady(lab, alice, ["--desktop", "escaping", "--time", "1"])
+        let node = try #require(session.slurm?.node)
+        #expect(session.slurm?.timeLimit == "1" || session.slurm?.timeLimit == "1:00")
+        #expect(eventually(60) { lab.processes(of: alice, on: node).contains { $0.command == "xmessage" } }, "no warning on the desktop")
+        #expect(eventually(120) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
+        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job TIMEOUT") == true)
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+    }
+
+    @Test func aNodeFailureEndsTheSessionAndTheJobStillCleansUp() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let session = try Self.startReady(lab, alice, ["--desktop", "escaping"])
+        let node = try #require(session.slurm?.node)
+        let down = try CommandResult.run(SlurmLab.script, ["node-down", node])
+        #expect(down.status == 0, "\(down.stderr)")
+        // slurmctld declares the node DOWN after ~27 s; with --no-requeue the job is NODE_FAIL.
+        #expect(eventually(60) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
+        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job NODE_FAIL") == true)
+        // slurmd is gone, so nothing of Slurm's ends the processes: deskd told the job to.
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+    }
+
+    @Test func idleReapingEndsAnIdleClusterDesktop() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let session = try Self.startReady(lab, alice)
+        let node = try #require(session.slurm?.node)
+        #expect(eventually(10) { ((try? lab.sessions(of: alice.name).first?.idleSeconds) ?? 0) >= 3 })
+        let reap = try lab.deskctl(["reap", "--idle", "3s"], as: alice.name)
+        #expect(reap.status == 0 && reap.stdout.contains("Killed \(session.display)"), "\(reap.stdout)\(reap.stderr)")
+        #expect(try lab.sessions(of: alice.name).isEmpty)
+        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty })
+    }
+
+    @Test func aQueuedDesktopShowsSlurmsReasonThenStarts() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let drain = try lab.exec("login", ["scontrol", "update", "NodeName=node[1-2]", "State=DRAIN", "Reason=cluster-test"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        let started = try lab.deskctl(["start", "--slurm"], as: alice.name)
+        #expect(started.status == 0 && started.stdout.contains("queued"), "\(started.stdout)\(started.stderr)")
+        let queued = try #require(try lab.sessions(of: alice.name).first)
+        #expect(queued.state == .queued)
+        #expect(queued.slurm?.reason?.isEmpty == false, "\(String(describing: queued.slurm))")
+        #expect(try lab.deskctl(["list"], as: alice.name).stdout.contains("job \(queued.slurm?.jobId ?? "?"): "))
+
+        _ = try lab.exec("login", ["scontrol", "update", "NodeName=node[1-2]", "State=RESUME"])
+        #expect(eventually(30) { (try? lab.sessions(of: alice.name).first?.state) == .ready })
+    }
+
+    @Test func aRestartedDeskdAdoptsItsClusterDesktops() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1")
+        defer { lab.down(); TestUsers.reap(alice) }
+
+        let session = try Self.startReady(lab, alice)
+        let restart = try CommandResult.run(SlurmLab.script, ["deskd-restart"])
+        #expect(restart.status == 0, "\(restart.stderr)")
+        #expect(try lab.sessions(of: alice.name).map(\.id) == [session.id])
+        // The job reports back in to the new deskd, and its relay answers again.
+        #expect(eventually(15) {
+            (try? lab.deskctl(["probe", session.display.description, "--json"], as: alice.name).decode(ProbeReport.self).answered) ?? false
+        })
+    }
+}
+}
