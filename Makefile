@@ -50,6 +50,7 @@ ifeq ($(SKIP_BUILD),)
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskctl
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-session
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-job
 endif
 
 install: build
@@ -61,6 +62,8 @@ install: build
 	# deskd finds deskd-session in ../libexec/deskd beside its own sbin directory.
 	install -d $(DESTDIR)$(LIBEXECDIR)/deskd $(DESTDIR)$(SYSCONFDIR)/pam.d
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
+	# A cluster desktop's job on a compute node ([slurm] job_program); unused where no node runs one.
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
 	# Templates are shell scripts (#!/bin/sh), so executable, though deskd reads and renders them.
@@ -91,7 +94,7 @@ install: build
 	[ -e $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml ] || install -m 0644 Templates/deskd.toml $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/deskd
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))

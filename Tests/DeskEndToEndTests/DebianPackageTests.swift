@@ -45,7 +45,7 @@ struct DebianPackageTests {
         try await withTaskExecutorPreference(DebianPackage.thread) {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
-            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session"]
+            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job"]
                 + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")

@@ -12,6 +12,7 @@ struct InstallTests {
         "etc/deskd/deskd.toml",
         "etc/pam.d/deskd",
         "usr/bin/deskctl",
+        "usr/libexec/deskd/deskd-job",
         "usr/libexec/deskd/deskd-session",
         "usr/sbin/deskd",
         "usr/lib/systemd/system/deskd.service",
@@ -67,7 +68,8 @@ struct InstallTests {
         var info = stat()
         #expect(stat(stage.appendingPathComponent("usr/sbin/deskd").path, &info) == 0 && info.st_mode & 0o777 == 0o755)
         // Installed binaries are stripped: each is smaller than the build's (which keeps its symbols).
-        for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session")] {
+        for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session"),
+                                  ("usr/libexec/deskd/deskd-job", "deskd-job")] {
             var staged = stat(), original = stat()
             #expect(stat(stage.appendingPathComponent(installed).path, &staged) == 0
                     && stat(TestEnvironment.products.appendingPathComponent(built).path, &original) == 0
