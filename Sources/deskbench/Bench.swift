@@ -61,10 +61,10 @@ final class Bench: @unchecked Sendable {
         self.options = options
         root = URL(fileURLWithPath: "/tmp/deskbench-\(getpid())")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        socket = root.appendingPathComponent("deskd.sock").path
+        socket = options.clusterSocket ?? root.appendingPathComponent("deskd.sock").path
         users = try (1...options.users).map { index in try Self.ensureUser("deskb-\(index)") }
         vncUser = try Self.ensureUser("deskb-vnc")
-        webPort = try Self.freeLoopbackPort()
+        webPort = options.clusterSocket != nil ? options.clusterWebPort : try Self.freeLoopbackPort()
     }
 
     var deskctl: String { options.products + "/deskctl" }

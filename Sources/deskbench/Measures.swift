@@ -6,6 +6,10 @@ import Glibc
 
 extension Bench {
     func run() async throws {
+        if options.clusterSocket != nil {
+            try clusterMeasures()
+            return
+        }
         for displays in [deskdDisplays, rawDisplays, vncserverDisplay...vncserverDisplay] {
             let snapshot = DisplaySnapshot.take(displays: displays)
             if let busy = displays.first(where: { !snapshot.occupancy(of: Display($0)).isUsable }) {

@@ -21,6 +21,12 @@ struct Options {
     var relayPings = 300
     /// Only the browser relay measure (deskd's gateway against websockify).
     var relayOnly = false
+    /// Only the cluster measures, against a running deskd with [slurm] (scripts/bench-slurm runs
+    /// deskbench on the Slurm lab's login machine): its control socket.
+    var clusterSocket: String?
+    /// That deskd's gateway, on the login machine's loopback.
+    var clusterWebPort = 8080
+    var clusterRounds = 7
     var products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 
     init<S: Sequence>(_ arguments: S) throws where S.Element == String {
@@ -43,10 +49,16 @@ struct Options {
             case "--relay-rounds": relayRounds = try value()
             case "--relay-pings": relayPings = try value()
             case "--relay-only": relayOnly = true
+            case "--cluster":
+                guard let socket = iterator.next(), socket.hasPrefix("/") else { throw Usage("--cluster needs deskd's control socket, an absolute path") }
+                clusterSocket = socket
+            case "--cluster-web-port": clusterWebPort = try value()
+            case "--cluster-rounds": clusterRounds = try value()
             case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
                 print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--concurrent N] [--sessions N] [--idle-seconds N]\n"
-                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--start-only] [--quick]")
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--start-only] [--quick]\n"
+                      + "                 [--cluster SOCKET [--cluster-web-port N] [--cluster-rounds N]]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")
             }
