@@ -143,6 +143,8 @@ let package = Package(
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskSessionProtocol"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
+        // The cluster hop's handshake over a real socket pair, both sides in this process.
+        .testTarget(name: "DeskClusterTests", dependencies: ["DeskCore", "DeskCluster"]),
         // The gateway against a fake authority and a fake Xvnc in this process: no root needed.
         .testTarget(
             name: "DeskGatewayTests",

@@ -118,6 +118,8 @@ public enum HopAuthenticator {
             var pfd = pollfd(fd: fd, events: events, revents: 0)
             let ready = poll(&pfd, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
+            // poll's milliseconds are rounded down: on its timeout the deadline may be a moment away yet.
+            if ready == 0 { continue }
             return ready == 1
         }
     }

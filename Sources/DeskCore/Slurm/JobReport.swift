@@ -6,7 +6,8 @@ public struct JobReport: Codable, Sendable, Equatable {
 
     public enum Event: String, Codable, Sendable {
         /// The desktop answers RFB: where the job relays to it (`address`:`port`), the node, the
-        /// display and the Unix socket on the node (for an ssh tunnel).
+        /// display and the Unix socket on the node (for an ssh tunnel; at most 107 bytes, as
+        /// sun_path's 108 hold its terminating NUL too).
         case ready
         /// Viewers connected now (relays and ssh tunnels to the socket).
         case viewers
@@ -46,7 +47,7 @@ public struct JobReport: Codable, Sendable, Equatable {
         case .ready:
             guard let node, let address, let port, let display else { return false }
             return !node.isEmpty && node.utf8.count <= 255 && !address.isEmpty && address.utf8.count <= 64 && (1...65535).contains(port)
-                && (0...65535).contains(display) && (socket.map { $0.hasPrefix("/") && $0.utf8.count <= 108 } ?? true)
+                && (0...65535).contains(display) && (socket.map { $0.hasPrefix("/") && $0.utf8.count <= 107 } ?? true)
         case .viewers: return (viewers.map { (0...100_000).contains($0) } ?? false)
         case .warned, .ending, .failed: return (message?.utf8.count ?? 0) <= 1024
         }

@@ -62,13 +62,15 @@ public struct JobSpec: Codable, Sendable, Equatable {
     /// Reads and checks a spec; the sentence says what was wrong.
     public static func decode(_ bytes: [UInt8]) throws(DeskError) -> JobSpec {
         guard bytes.count <= maxBytes else { throw DeskError(.badRequest, "the job's spec is larger than \(maxBytes) bytes.") }
+        let notJSON = DeskError(.badRequest, "the job's spec is not the JSON deskd writes; was this job submitted by deskd?")
+        // The version alone first: another version's spec need not have this one's fields.
+        struct Versioned: Decodable { var version: Int }
+        guard let declared = try? JSONDecoder().decode(Versioned.self, from: Data(bytes)).version else { throw notJSON }
+        guard declared == version else {
+            throw DeskError(.unsupportedVersion, "the job's spec is version \(declared); this deskd-job reads version \(version). Install the same deskd on the login and compute nodes.")
+        }
         let spec: JobSpec
-        do { spec = try JSONDecoder().decode(JobSpec.self, from: Data(bytes)) } catch {
-            throw DeskError(.badRequest, "the job's spec is not the JSON deskd writes; was this job submitted by deskd?")
-        }
-        guard spec.version == version else {
-            throw DeskError(.unsupportedVersion, "the job's spec is version \(spec.version); this deskd-job reads version \(version). Install the same deskd on the login and compute nodes.")
-        }
+        do { spec = try JSONDecoder().decode(JobSpec.self, from: Data(bytes)) } catch { throw notJSON }
         guard SessionSummary.isSessionID(spec.session) else { throw DeskError(.badRequest, "the job's spec names no valid session id.") }
         guard spec.keyBytes != nil else { throw DeskError(.badRequest, "the job's spec has no valid hop key.") }
         guard spec.reportAddress != nil else { throw DeskError(.badRequest, "the job's spec has no ADDRESS:PORT to report to.") }
@@ -81,13 +83,19 @@ public struct JobSpec: Codable, Sendable, Equatable {
 
     public var keyBytes: [UInt8]? { HexBytes.decode(key, count: HopHandshake.keyBytes) }
 
-    /// `report` split into an IPv4 address and a port.
+    /// `report` split into an IPv4 address and a port, both in decimal digits as inet_pton and
+    /// deskd write them (no sign, no leading zero).
     public var reportAddress: (host: String, port: Int)? {
-        guard let colon = report.lastIndex(of: ":"), let port = Int(report[report.index(after: colon)...]), (1...65535).contains(port)
+        func decimal(_ text: Substring, upTo limit: Int) -> Int? {
+            guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ (48...57).contains($0) }), text == "0" || !text.hasPrefix("0"),
+                  let value = Int(text), value <= limit else { return nil }
+            return value
+        }
+        guard let colon = report.lastIndex(of: ":"), let port = decimal(report[report.index(after: colon)...], upTo: 65535), port >= 1
         else { return nil }
         let host = String(report[..<colon])
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ Int($0).map { (0...255).contains($0) } ?? false }) else { return nil }
+        guard octets.count == 4, octets.allSatisfy({ decimal($0, upTo: 255) != nil }) else { return nil }
         return (host, port)
     }
 }
