@@ -21,13 +21,16 @@ final class ClusterHub: Sendable {
         var keys: [String: [UInt8]] = [:]
         /// Each session's live report line (the newest: a job that reconnects replaces it).
         var lines: [String: Int32] = [:]
-        /// Connections still in their handshake, which a flood may not grow without bound.
+        /// Connections still in their handshake, which a flood may not grow without bound; and
+        /// per peer address, so that one host cannot hold every slot and keep jobs from reporting.
         var handshaking = 0
+        var handshakingFrom: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
     private let logger: Logger
     static let maxHandshakes = 64
+    static let maxHandshakesPerAddress = 8
     static let handshakeTimeout: Duration = .seconds(5)
 
     init(logger: Logger) {
@@ -64,7 +67,8 @@ final class ClusterHub: Sendable {
 
     /// Binds `address` and serves it on a thread of its own until deskd exits. `deliver` is
     /// called for each report, one at a time per line, and awaited before the next is read.
-    func listen(on address: ListenAddress, deliver: @escaping @Sendable (String, JobReport) async -> Void) throws(OSError) {
+    /// `deliver` gets the session's id, the report and the address the report came from.
+    func listen(on address: ListenAddress, deliver: @escaping @Sendable (String, JobReport, String) async -> Void) throws(OSError) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw OSError("socket") }
         var on: Int32 = 1
@@ -86,13 +90,15 @@ final class ClusterHub: Sendable {
                 }
                 // deskd starts no program that could inherit it (deskd-session closes what it does not need).
                 _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+                let peer = Self.peerHost(connection)
                 let admitted = state.withLock { state -> Bool in
-                    guard state.handshaking < Self.maxHandshakes else { return false }
+                    guard state.handshaking < Self.maxHandshakes, state.handshakingFrom[peer, default: 0] < Self.maxHandshakesPerAddress else { return false }
                     state.handshaking += 1
+                    state.handshakingFrom[peer, default: 0] += 1
                     return true
                 }
-                guard admitted, DetachedThread.start(name: "deskd-report", { [self] in serve(connection, deliver: deliver) }) else {
-                    if admitted { state.withLock { $0.handshaking -= 1 } }
+                guard admitted, DetachedThread.start(name: "deskd-report", { [self] in serve(connection, peer: peer, deliver: deliver) }) else {
+                    if admitted { handshakeEnded(peer) }
                     close(connection)
                     continue
                 }
@@ -100,21 +106,28 @@ final class ClusterHub: Sendable {
         }
     }
 
-    private func serve(_ fd: Int32, deliver: @escaping @Sendable (String, JobReport) async -> Void) {
+    private func handshakeEnded(_ peer: String) {
+        state.withLock { state in
+            state.handshaking -= 1
+            state.handshakingFrom[peer, default: 1] -= 1
+            if state.handshakingFrom[peer] == 0 { state.handshakingFrom[peer] = nil }
+        }
+    }
+
+    private func serve(_ fd: Int32, peer: String, deliver: @escaping @Sendable (String, JobReport, String) async -> Void) {
         defer { close(fd) }
-        let peer = Self.peerAddress(fd)
         let hello: HopHandshake.Hello
         do {
             hello = try HopAuthenticator.server(fd: fd, deadline: .now + Self.handshakeTimeout) { hello in
                 hello.role == .report ? state.withLock { $0.keys[hello.session] } : nil
             }
         } catch {
-            state.withLock { $0.handshaking -= 1 }
+            handshakeEnded(peer)
             logger.notice("a connection to the cluster listener was refused", metadata: ["peer": "\(peer)", "reason": "\(error)"])
             return
         }
+        handshakeEnded(peer)
         let replaced = state.withLock { state -> Int32? in
-            state.handshaking -= 1
             defer { state.lines[hello.session] = fd }
             return state.lines[hello.session]
         }
@@ -136,7 +149,7 @@ final class ClusterHub: Sendable {
                     logger.warning("a desktop's job sent a report deskd does not read; closing its line", metadata: ["session.id": "\(hello.session)", "peer": "\(peer)"])
                     break reading
                 }
-                Self.wait { await deliver(hello.session, report) }
+                Self.wait { await deliver(hello.session, report, peer) }
             }
             if buffer.count > JobReport.maxLineBytes {
                 logger.warning("a desktop's job sent an overlong report line; closing it", metadata: ["session.id": "\(hello.session)"])
@@ -158,7 +171,8 @@ final class ClusterHub: Sendable {
         done.wait()
     }
 
-    private static func peerAddress(_ fd: Int32) -> String {
+    /// The peer's IPv4 address as text ("unknown" if it has none).
+    private static func peerHost(_ fd: Int32) -> String {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) { pointer in
@@ -167,6 +181,6 @@ final class ClusterHub: Sendable {
         guard named else { return "unknown" }
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + ":\(UInt16(bigEndian: address.sin_port))"
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

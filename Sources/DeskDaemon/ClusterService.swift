@@ -22,8 +22,8 @@ public struct ClusterService: Service {
         while !Task.isCancelledOrShuttingDown {
             if !listening {
                 do {
-                    try environment.cluster.hub.listen(on: listen) { [service] id, report in
-                        await service.registry.session(id: id)?.jobReported(report)
+                    try environment.cluster.hub.listen(on: listen) { [service] id, report, peer in
+                        await service.registry.session(id: id)?.jobReported(report, from: peer)
                     }
                     listening = true
                     logger.info("listening for cluster desktops' jobs", metadata: ["slurm.listen": "\(listen.host):\(listen.port)"])

@@ -73,11 +73,21 @@ extension ManagedSession {
 
     // MARK: What the job says
 
-    /// A report from the session's job (already proven to hold the session's key).
-    func jobReported(_ report: JobReport) async {
+    /// A report from the session's job (already proven to hold the session's key), which came
+    /// from `peer`'s address.
+    func jobReported(_ report: JobReport, from peer: String? = nil) async {
         guard isCluster, !isEnding else { return }
         switch report.event {
         case .ready:
+            // The relay is on the host the report came from. The key is the job's owner's too, so
+            // a report naming another address would have root's gateway connect wherever the
+            // owner pointed it (another host's port, the login node's own loopback).
+            if let peer, report.address != peer {
+                logger.warning("a cluster desktop's job reported a relay on another host than its own; ignoring it", metadata: record.session.logMetadata.merging([
+                    "slurm.relay": "\(report.address ?? "?")", "peer": "\(peer)",
+                ]) { $1 })
+                return
+            }
             record.cluster?.address = report.address
             record.cluster?.port = report.port
             record.session.rfbSocket = report.socket
