@@ -130,7 +130,13 @@ let package = Package(
         .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims", "DeskSessionProtocol"]),
         // A cluster desktop's job on a compute node, as its user: Xvnc, the desktop, the relay the
         // login node's gateway reaches it through, its report to deskd, and the end of every process.
-        .executableTarget(name: "deskd-job", dependencies: ["DeskCore", "DeskCluster", "DeskLinux"]),
+        .executableTarget(
+            name: "deskd-job",
+            // CDeskSession for prctl(PR_SET_CHILD_SUBREAPER) (deskd_become_subreaper), which Swift
+            // cannot call itself (prctl is variadic); it links libpam, which every Debian node has.
+            // CDeskShims for pidfds and spawning.
+            dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims", "CDeskSession"]
+        ),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.

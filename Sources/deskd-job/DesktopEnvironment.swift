@@ -1,0 +1,51 @@
+import DeskCore
+import DeskLinux
+import Glibc
+
+/// The environment of the session's processes, made from the account rather than passed on:
+/// deskd submits with --export=NONE, and Slurm's own variables would tell a desktop about a
+/// batch step it is not. Every process carries the session's marker (DESKD_SESSION), which is
+/// how the end finds one that escaped the job's process tree.
+struct DesktopEnvironment {
+    let account: UserAccount
+    let sessionID: String
+    /// What the job itself was given and the desktop keeps: LANG (else C.UTF-8) and SLURM_JOB_ID.
+    let language: String
+    let slurmJobID: String?
+
+    static let path = "/usr/local/bin:/usr/bin:/bin"
+
+    init(account: UserAccount, sessionID: String) {
+        self.account = account
+        self.sessionID = sessionID
+        self.language = Self.variable("LANG").flatMap { $0.isEmpty ? nil : $0 } ?? "C.UTF-8"
+        self.slurmJobID = Self.variable("SLURM_JOB_ID")
+    }
+
+    static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Xvnc's: the account and the marker; no display of its own to find.
+    var server: [String] {
+        var entries = [
+            "HOME=\(account.home)", "USER=\(account.name)", "LOGNAME=\(account.name)", "SHELL=\(account.shell)",
+            "PATH=\(Self.path)", "LANG=\(language)", "\(ProcessSweep.markerKey)=\(sessionID)",
+        ]
+        if let slurmJobID { entries.append("SLURM_JOB_ID=\(slurmJobID)") }
+        return entries
+    }
+
+    /// The desktop's, and any X client the job starts on it (the time warning): the server's,
+    /// with where the display is and the cookie that opens it.
+    func client(display: Display, xauthority: String) -> [String] {
+        // XDG_SESSION_TYPE as deskd-session sets it for a desktop on the login node, so that
+        // one template behaves the same on both.
+        server + ["DISPLAY=\(display)", "XAUTHORITY=\(xauthority)", "XDG_SESSION_TYPE=x11"]
+    }
+
+    /// `name` in the desktop's PATH, if it is there and executable.
+    static func find(_ name: String) -> String? {
+        path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+    }
+}
