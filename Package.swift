@@ -132,10 +132,9 @@ let package = Package(
         // login node's gateway reaches it through, its report to deskd, and the end of every process.
         .executableTarget(
             name: "deskd-job",
-            // CDeskSession for prctl(PR_SET_CHILD_SUBREAPER) (deskd_become_subreaper), which Swift
-            // cannot call itself (prctl is variadic); it links libpam, which every Debian node has.
-            // CDeskShims for pidfds and spawning.
-            dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims", "CDeskSession"]
+            // CDeskShims for pidfds, spawning and prctl(PR_SET_CHILD_SUBREAPER); no PAM: the job is
+            // already the user's, logged in by Slurm.
+            dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims"]
         ),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),

@@ -49,10 +49,6 @@ int deskd_pam_set_string(pam_handle_t *handle, int item, const char *value) {
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-int deskd_become_subreaper(void) {
-    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-}
-
 int deskd_session_signalfd(void) {
     sigset_t set;
     sigemptyset(&set);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -320,4 +321,8 @@ int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int pre
     message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
     struct deskd_unix_output output = { out, capacity, 0, prefixes, prefix_count };
     return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
+}
+
+int deskd_become_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }

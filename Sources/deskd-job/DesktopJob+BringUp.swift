@@ -31,7 +31,7 @@ extension DesktopJob {
         do {
             directory = try PrivateDirectory.make(temporaryDirectory: DesktopEnvironment.variable("TMPDIR"))
             self.directory = directory
-            try directory.write(PrivateDirectory.passwordName, VNCPasswordFile.encode(password: spec.password), mode: 0o600)
+            try directory.write(PrivateDirectory.passwordName, VNCPasswordFile.encode(password: spec.password, viewOnly: spec.viewOnlyPassword), mode: 0o600)
             try directory.write(PrivateDirectory.xstartupName, Array(spec.xstartup.utf8), mode: 0o700)
         } catch {
             throw .failed(error)

@@ -1,4 +1,4 @@
-import CDeskSession
+import CDeskShims
 import DeskCore
 import DeskLinux
 import DeskSessionProtocol

@@ -15,10 +15,6 @@ const char *deskd_pam_last_message(void);
 /// `const void *` item by itself without help.
 int deskd_pam_set_string(pam_handle_t *handle, int item, const char *value);
 
-/// prctl(PR_SET_CHILD_SUBREAPER): the session's orphans become this process's children, so it
-/// knows when the last of them has ended. (prctl is variadic: Swift cannot call it.)
-int deskd_become_subreaper(void);
-
 /// A signalfd for SIGCHLD, SIGTERM, SIGINT and SIGHUP, which are blocked from now on.
 int deskd_session_signalfd(void);
 

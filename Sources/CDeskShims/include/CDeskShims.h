@@ -99,4 +99,9 @@ struct deskd_unix_socket {
 int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,
                        struct deskd_unix_socket *out, int capacity);
 
+/// prctl(PR_SET_CHILD_SUBREAPER): a session's orphans become this process's children, so it
+/// knows when the last of them has ended and can end them (deskd-session, deskd-job).
+/// (prctl is variadic: Swift cannot call it.)
+int deskd_become_subreaper(void);
+
 #endif
