@@ -32,7 +32,8 @@ struct ClusterBringUp: Sendable {
             await session.awaitReady(within: configuration.slurm.startWait)
             var reply = await session.session
             guard reply.state != .exited, reply.state != .stopping else {
-                throw DeskError(.desktopExited, "the desktop's Slurm job ended before its desktop was ready (\(reply.slurm?.state ?? "ended")); see deskctl history.")
+                let why = await session.jobEndingMessage ?? "Slurm's state \(reply.slurm?.state ?? "unknown")"
+                throw DeskError(.desktopExited, "the desktop's Slurm job \(reply.slurm?.jobId ?? "") ended before its desktop was ready: \(why.trimming(where: { $0 == "." })); see deskctl history.")
             }
             reply.password = await session.record.cluster?.password
             return reply

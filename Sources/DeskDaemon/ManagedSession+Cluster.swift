@@ -91,7 +91,10 @@ extension ManagedSession {
             record.cluster?.address = report.address
             record.cluster?.port = report.port
             record.session.rfbSocket = report.socket
-            if let node = report.node { record.session.slurm?.node = record.session.slurm?.node ?? node }
+            // squeue's name for the node wins; the job's own (its hostname) only until squeue has one.
+            // (Read first: an optional chain's right-hand side runs inside its access to the record.)
+            let node = record.session.slurm?.node ?? report.node
+            record.session.slurm?.node = node
             let first = lifecycle == .starting
             if first {
                 lifecycle = .ready
