@@ -32,8 +32,11 @@ struct ClusterBringUp: Sendable {
             await session.awaitReady(within: configuration.slurm.startWait)
             var reply = await session.session
             guard reply.state != .exited, reply.state != .stopping else {
-                let why = await session.jobEndingMessage ?? "Slurm's state \(reply.slurm?.state ?? "unknown")"
-                throw DeskError(.desktopExited, "the desktop's Slurm job \(reply.slurm?.jobId ?? "") ended before its desktop was ready: \(why.trimming(where: { $0 == "." })); see deskctl history.")
+                // Killed while it waited: answered as a kill during any start is. Else the end's
+                // reason (Slurm's state, the job's own words), not the job's last state seen.
+                let cause = await session.endCause
+                if case .killed? = cause { throw ManagedSession.killedWhileStarting(display) }
+                throw DeskError(.desktopExited, "the desktop's Slurm job \(reply.slurm?.jobId ?? "") ended before its desktop was ready: \((cause?.reason ?? reply.slurm?.state ?? "ended").trimming(where: { $0 == "." })); see deskctl history.")
             }
             reply.password = await session.record.cluster?.password
             return reply

@@ -40,17 +40,22 @@ public struct ClusterService: Service {
 extension SessionService {
     /// One look at squeue for every cluster desktop's job. squeue not answering (slurmctld
     /// restarting) changes nothing: a session ends on what Slurm says, never on its silence.
+    ///
+    /// Only jobs submitted before squeue is asked are judged by its answer: a job whose sbatch
+    /// returns while squeue runs is missing from an answer made before it existed, and must
+    /// not be taken for one Slurm has forgotten.
     func followClusterJobs(now: Date = Date()) async {
-        var cluster: [ManagedSession] = []
-        for managed in await registry.all where managed.isCluster { cluster.append(managed) }
-        guard !cluster.isEmpty else { return }
+        var followed: [(session: ManagedSession, jobID: String)] = []
+        for managed in await registry.all where managed.isCluster {
+            if let jobID = await managed.record.session.slurm?.jobId { followed.append((managed, jobID)) }
+        }
+        guard !followed.isEmpty else { return }
         let scheduler = environment.cluster.scheduler
         guard let rows = await onDedicatedThread({ scheduler.desktopJobs() }) else {
             logger.warning("squeue did not answer; cluster desktops keep their last known state")
             return
         }
-        for managed in cluster {
-            guard let jobID = await managed.record.session.slurm?.jobId else { continue }
+        for (managed, jobID) in followed {
             await managed.jobObserved(rows[jobID], now: now)
         }
     }

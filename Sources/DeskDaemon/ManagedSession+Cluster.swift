@@ -91,14 +91,16 @@ extension ManagedSession {
             record.cluster?.address = report.address
             record.cluster?.port = report.port
             record.session.rfbSocket = report.socket
-            // squeue's name for the node wins; the job's own (its hostname) only until squeue has one.
-            // (Read first: an optional chain's right-hand side runs inside its access to the record.)
-            let node = record.session.slurm?.node ?? report.node
-            record.session.slurm?.node = node
+            // squeue's node, if it named one, stands. (Not `x?.node = x?.node ?? node`: an assignment
+            // through `?.` holds its write access to `record` while the right side reads it, which
+            // the runtime's exclusivity check stops with a crash.)
+            if let node = report.node, record.session.slurm?.node == nil { record.session.slurm?.node = node }
             let first = lifecycle == .starting
             if first {
                 lifecycle = .ready
-                record.session.lastClientAt = nil
+                // Idle from now: the hours it may have waited in Slurm's queue, when nobody could
+                // have viewed it, are not idle time an idle limit or a reap should count.
+                record.session.lastClientAt = Date()
             }
             persist()
             clusterHub.send(JobCommand(.accepted), to: id)

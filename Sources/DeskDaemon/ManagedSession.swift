@@ -47,6 +47,9 @@ actor ManagedSession {
     private var teardown: Task<Void, Never>?
     /// A kill that came while the session was starting: the start ends it, then lets them go.
     var stopWhileStarting: EndCause?
+    /// Why the session is ending, from the moment its teardown begins (a cluster start that was
+    /// waiting for its job answers with it).
+    private(set) var endCause: EndCause?
     var startWaiters: [CheckedContinuation<Void, Never>] = []
     /// A start owns the session from its claim to its reply: its own code decides what becomes
     /// of it, and a kill meanwhile waits for that (a session made for a start begins so).
@@ -200,6 +203,7 @@ actor ManagedSession {
             return
         }
         lifecycle = .stopping
+        endCause = cause
         let task = Task { await self.tearDown(cause) }
         teardown = task
         await task.value
