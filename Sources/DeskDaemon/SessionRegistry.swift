@@ -12,10 +12,12 @@ actor SessionRegistry {
     /// Claims `display` for `session` if no session of deskd holds it and the limits allow one
     /// more session for its owner. false: the display was taken since the caller looked.
     func claim(_ display: Display, for session: ManagedSession, limits: SessionLimits) throws(DeskError) -> Bool {
+        // The host's caps count desktops on this host: a cluster desktop runs on a node (its
+        // own cap is [slurm] max_per_user, checked at admission).
         try limits.checkCapacity(
             user: session.user,
-            userSessions: byID.values.count { $0.uid == session.uid },
-            hostSessions: byID.count
+            userSessions: byID.values.count { $0.uid == session.uid && !$0.isCluster },
+            hostSessions: byID.values.count { !$0.isCluster }
         )
         guard byDisplay[display] == nil else { return false }
         byDisplay[display] = session
@@ -41,7 +43,7 @@ actor SessionRegistry {
     struct Snapshot: Sendable {
         var count = 0
         var byOwner: [UInt32: Int] = [:]
-        /// Cluster desktops per owner (counted in `byOwner` too).
+        /// Cluster desktops per owner (not in `count` or `byOwner`, which are this host's).
         var clusterByOwner: [UInt32: Int] = [:]
 
         func sessions(of uid: UInt32) -> Int { byOwner[uid] ?? 0 }
@@ -49,10 +51,14 @@ actor SessionRegistry {
     }
 
     var snapshot: Snapshot {
-        var snapshot = Snapshot(count: byID.count)
+        var snapshot = Snapshot()
         for session in byID.values {
-            snapshot.byOwner[session.uid, default: 0] += 1
-            if session.isCluster { snapshot.clusterByOwner[session.uid, default: 0] += 1 }
+            if session.isCluster {
+                snapshot.clusterByOwner[session.uid, default: 0] += 1
+            } else {
+                snapshot.count += 1
+                snapshot.byOwner[session.uid, default: 0] += 1
+            }
         }
         return snapshot
     }

@@ -170,6 +170,20 @@ import Testing
         #expect(try await desk.start(Self.alice).display == first.display)
     }
 
+    @Test func clusterDesktopsDoNotCountAgainstTheHostsOwnCaps() async throws {
+        // The host's caps are for what runs on the host: alice's cluster desktop leaves her room
+        // for one here, and the host's one place is still free.
+        let desk = try Desk { $0.limits.maxSessionsPerUser = 1; $0.limits.maxSessions = 1 }
+        defer { desk.remove() }
+        let cluster = try await desk.start(Self.alice)
+        #expect(cluster.slurm != nil)
+        let local = try await desk.service.start(StartRequest(), caller: Self.alice)
+        #expect(local.slurm == nil && local.display != cluster.display)
+        await #expect { try await desk.service.start(StartRequest(), caller: Self.bob) } throws: { error in
+            (error as? DeskError)?.code == .limitReached
+        }
+    }
+
     // MARK: Submission
 
     @Test func theJobIsSubmittedAsTheUserWithTheSpecInItsScriptAndNoKeyOnItsCommandLine() async throws {
