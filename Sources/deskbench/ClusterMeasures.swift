@@ -66,7 +66,17 @@ extension Bench {
         let session = try clusterSession(user)
         let seconds = now() - start
         _ = try deskctlKill(session.display)
+        if let id = session.slurm?.jobId { waitUntilEnded(job: id) }
         return seconds
+    }
+
+    /// Until squeue says the job ended, so the next round finds its node free (both kinds alike).
+    private func waitUntilEnded(job id: String) {
+        for _ in 0..<500 {
+            let state = (try? Run.of("/usr/bin/squeue", ["--noheader", "--states=all", "--jobs=\(id)", "--format=%T"]).stdout.trimming()) ?? ""
+            if state.isEmpty || SlurmJob.endStates.contains(state) { return }
+            usleep(20_000)
+        }
     }
 
     private func clusterSession(_ user: UserAccount) throws -> Session {
@@ -90,12 +100,7 @@ extension Bench {
         }
         defer {
             _ = try? Run.of("/usr/bin/scancel", [id], as: user.name)
-            // Until the job is gone, so its node and display are free for the next round.
-            for _ in 0..<500 {
-                let state = (try? Run.of("/usr/bin/squeue", ["--noheader", "--jobs=\(id)", "--format=%T"]).stdout.trimming()) ?? ""
-                if state.isEmpty || SlurmJob.endStates.contains(state) { break }
-                usleep(20_000)
-            }
+            waitUntilEnded(job: id)
         }
         let nodes = ["10.77.0.11", "10.77.0.12"]
         let deadline = start + 60

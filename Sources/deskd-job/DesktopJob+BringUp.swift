@@ -14,9 +14,10 @@ enum BringUpStop: Error {
 extension DesktopJob {
     /// Xvnc answers RFB on a display of its own and the desktop runs on it.
     static let xvncAnswerTime: Duration = .seconds(20)
-    /// A desktop whose script fails at once (a program it execs is missing) has ended by then,
-    /// and that is reported as the failure it is rather than as a `ready` then an `ending`.
-    static let desktopSettleTime: Duration = .milliseconds(200)
+    /// A desktop whose script fails at once (a program it execs is missing: the shell ends
+    /// within a few milliseconds) has ended by then, and that is reported as the failure it is
+    /// rather than as a `ready` then an `ending`. Every start waits this long, so it is short.
+    static let desktopSettleTime: Duration = .milliseconds(100)
     /// Displays tried after the first was taken under Xvnc's feet.
     static let displayRetries = 5
 

@@ -307,4 +307,16 @@ struct ClusterTests {
         })
     }
 }
+
+/// deskd-job alone, without Slurm (Tests/cluster/job-selftest.py): a Python deskd and gateway
+/// drive the real binary as a throwaway user: the report and relay hops, refusals without the
+/// key, viewers counted, the time warning on the desktop, and every way it ends leaving nothing.
+@Suite struct DeskdJobTests {
+    @Test func deskdJobPassesItsSelfTest() throws {
+        let script = TestEnvironment.repository.appendingPathComponent("Tests/cluster/job-selftest.py").path
+        let job = TestEnvironment.products.appendingPathComponent("deskd-job").path
+        let run = try CommandResult.run("/usr/bin/python3", [script, "--job", job])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\(run.stderr.suffix(2000))")
+    }
+}
 }
