@@ -113,6 +113,16 @@ struct ClusterTests {
         return session
     }
 
+    /// The session is gone from `list` within `seconds`, `history` gives `reason`, and nothing of
+    /// the user's runs on `node` any more (non-zombies: the double-forked and TERM-ignoring ones
+    /// of the "escaping" and "brief" desktops included).
+    static func expectEnded(_ lab: SlurmLab, _ user: UserAccount, _ session: Session, on node: String, within seconds: Double,
+                            reason: String) throws {
+        #expect(eventually(seconds) { (try? lab.sessions(of: user.name).isEmpty) ?? false })
+        #expect(try lab.endReason(of: session.display, as: user.name)?.contains(reason) == true)
+        #expect(eventually(10) { lab.processes(of: user, on: node).isEmpty }, "\(lab.processes(of: user, on: node))")
+    }
+
     @Test func aClusterDesktopRunsOnANodeAndOpensInABrowser() throws {
         let lab = try SlurmLab()
         let alice = try TestUsers.ensure("deskt-cl1")
@@ -210,9 +220,7 @@ struct ClusterTests {
         #expect(lab.processes(of: alice, on: node).count >= 4)
         let cancel = try lab.exec("login", user: alice.name, ["scancel", job.jobId])
         #expect(cancel.status == 0, "\(cancel.stderr)")
-        #expect(eventually(10) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
-        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job CANCELLED") == true)
-        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+        try Self.expectEnded(lab, alice, session, on: node, within: 10, reason: "Slurm job CANCELLED")
     }
 
     @Test func theDesktopLoggingOutEndsItsJob() throws {
@@ -223,9 +231,7 @@ struct ClusterTests {
         // "brief" leaves a double-forked and a TERM-ignoring process, and logs out after 6 s.
         let session = try Self.startReady(lab, alice, ["--desktop", "brief"])
         let node = try #require(session.slurm?.node)
-        #expect(eventually(30) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
-        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job COMPLETED") == true)
-        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+        try Self.expectEnded(lab, alice, session, on: node, within: 30, reason: "Slurm job COMPLETED")
     }
 
     @Test func theTimeLimitWarnsTheUserThenEndsTheSession() throws {
@@ -239,9 +245,7 @@ struct ClusterTests {
         let node = try #require(session.slurm?.node)
         #expect(session.slurm?.timeLimit == "1" || session.slurm?.timeLimit == "1:00")
         #expect(eventually(60) { lab.processes(of: alice, on: node).contains { $0.command == "xmessage" } }, "no warning on the desktop")
-        #expect(eventually(120) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
-        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job TIMEOUT") == true)
-        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+        try Self.expectEnded(lab, alice, session, on: node, within: 120, reason: "Slurm job TIMEOUT")
     }
 
     @Test func aNodeFailureEndsTheSessionAndTheJobStillCleansUp() throws {
@@ -254,10 +258,8 @@ struct ClusterTests {
         let down = SlurmLab.run(["node-down", node])
         #expect(down.status == 0, "\(down.stderr)")
         // slurmctld declares the node DOWN after ~27 s; with --no-requeue the job is NODE_FAIL.
-        #expect(eventually(60) { (try? lab.sessions(of: alice.name).isEmpty) ?? false })
-        #expect(try lab.endReason(of: session.display, as: alice.name)?.contains("Slurm job NODE_FAIL") == true)
         // slurmd is gone, so nothing of Slurm's ends the processes: deskd told the job to.
-        #expect(eventually(10) { lab.processes(of: alice, on: node).isEmpty }, "\(lab.processes(of: alice, on: node))")
+        try Self.expectEnded(lab, alice, session, on: node, within: 90, reason: "Slurm job NODE_FAIL")
     }
 
     @Test func idleReapingEndsAnIdleClusterDesktop() throws {
