@@ -25,6 +25,8 @@ public struct WebSettings: Sendable, Equatable {
     public var trustedProxies: Set<String> = []
     /// A relay silent both ways, unanswered pings included, for this long is closed.
     public var idleTimeoutSeconds = Int(GatewayConfiguration.Limits().idleTimeout.components.seconds)
+    /// The account deskd-web runs as, and the only one deskd's front socket answers.
+    public var user = "deskd-web"
 
     public init() {}
 

@@ -46,3 +46,28 @@ public struct InternetSocketAddress {
         return boundPort(of: fd)
     }
 }
+
+extension InternetSocketAddress {
+    /// A listening TCP socket on `host` ("localhost" is 127.0.0.1) and `port`, close-on-exec,
+    /// for deskd to bind and hand to its web front. Its port: `boundPort(of:)`.
+    public static func listen(host: String, port: Int, backlog: Int32 = 1024) throws(OSError) -> Int32 {
+        guard let address = InternetSocketAddress(host: host == "localhost" ? "127.0.0.1" : host, port: port) else {
+            throw OSError("bind", path: "\(host):\(port)", errno: EINVAL)
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw OSError("socket") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+            let error = OSError("bind", path: "\(host):\(port)")
+            close(fd)
+            throw error
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = OSError("listen", path: "\(host):\(port)")
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+}
