@@ -45,12 +45,12 @@ struct DebianPackageTests {
         try await withTaskExecutorPreference(DebianPackage.thread) {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
-            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job"]
+            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web"]
                 + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")
             }
-            let files = ["deskd.service", "deskd-reap.service", "deskd-reap.timer"].map { "/usr/lib/systemd/system/\($0)" }
+            let files = ["deskd.service", "deskd-web.service", "deskd-reap.service", "deskd-reap.timer"].map { "/usr/lib/systemd/system/\($0)" }
                 + ["/usr/lib/sysusers.d/deskd.conf", "/usr/lib/tmpfiles.d/deskd.conf",
                    "/usr/share/man/man1/deskctl.1.gz", "/usr/share/man/man5/deskd.toml.5.gz", "/usr/share/man/man8/deskd.8.gz",
                    "/usr/share/bash-completion/completions/deskctl", "/usr/share/bash-completion/completions/deskd",
