@@ -12,6 +12,8 @@ final class BrowserRelays: Sendable {
         let epoch: UInt64
         let login: DesktopLogin
         let front: FrontPeer
+        /// Its desktop's socket has been handed over: a relay is one browser's, once.
+        var opened = false
     }
 
     private struct State {
@@ -21,18 +23,28 @@ final class BrowserRelays: Sendable {
 
     private let state = Mutex(State())
 
-    /// Registers a relay for `front`; its number.
-    func grant(sessionID: String, viewOnly: Bool, epoch: UInt64, login: DesktopLogin, front: FrontPeer) -> UInt64 {
+    /// Registers a relay for `front`; its number, or nil if that front has gone meanwhile.
+    func grant(sessionID: String, viewOnly: Bool, epoch: UInt64, login: DesktopLogin, front: FrontPeer) -> UInt64? {
         state.withLock { state in
+            guard !front.isClosed.load(ordering: .relaxed) else { return nil }
             defer { state.next += 1 }
             state.relays[state.next] = Relay(sessionID: sessionID, viewOnly: viewOnly, epoch: epoch, login: login, front: front)
             return state.next
         }
     }
 
-    /// `number`, if it is `front`'s.
-    func relay(_ number: UInt64, of front: FrontPeer) -> Relay? {
-        state.withLock { $0.relays[number] }.flatMap { $0.front === front ? $0 : nil }
+    /// `number`, if it is `front`'s, still open and not yet opened: marked opened now.
+    func open(_ number: UInt64, of front: FrontPeer) -> Relay? {
+        state.withLock { state in
+            guard let relay = state.relays[number], relay.front === front, !relay.opened else { return nil }
+            state.relays[number]?.opened = true
+            return relay
+        }
+    }
+
+    /// Whether `number` is still `front`'s and open (no revoke, no end of its session since).
+    func isOpen(_ number: UInt64, of front: FrontPeer) -> Bool {
+        state.withLock { $0.relays[number]?.front === front }
     }
 
     /// `number` has ended, if it is `front`'s.
@@ -42,9 +54,12 @@ final class BrowserRelays: Sendable {
         }
     }
 
-    /// Every relay of a front that has gone.
+    /// Every relay of a front that has gone; none is granted to it after this.
     func endAll(of front: FrontPeer) {
-        state.withLock { state in state.relays = state.relays.filter { $0.value.front !== front } }
+        state.withLock { state in
+            front.isClosed.store(true, ordering: .relaxed)
+            state.relays = state.relays.filter { $0.value.front !== front }
+        }
     }
 
     func count(sessionID: String) -> Int {

@@ -117,10 +117,16 @@ public final class Gateway: Sendable {
     /// Serves on a socket deskd bound and passed over (deskd-web, the web front), with the TLS
     /// certificate and key deskd read for it; returns when a graceful shutdown or the task's
     /// cancellation ends it, having closed every connection. Throws if it cannot start.
+    /// The socket is the gateway's from here: closed when it ends, or fails to start.
     public func serve(listeningSocket fd: Int32, tls: TLSMaterial?) async throws(GatewayError) {
         let server: any Channel
-        do {
-            server = try await start(on: .socket(fd), tls: try tls.map(makeTLSContext(from:)))
+        do throws(GatewayError) {
+            let context: NIOSSLContext?
+            do throws(GatewayError) { context = try tls.map(makeTLSContext(from:)) } catch {
+                Glibc.close(fd)   // NIO never saw it
+                throw error
+            }
+            server = try await start(on: .socket(fd), tls: context)
         } catch {
             settle(.failure(error))
             throw error

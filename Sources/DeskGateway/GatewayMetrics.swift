@@ -57,6 +57,15 @@ public final class GatewayMetrics: Sendable {
         public static let zero = Snapshot(connectionsOpen: 0, connectionsOpenedTotal: 0, relaysOpen: 0, relaysOpenedTotal: 0, exchangesAccepted: 0,
                                           refused: [:], cut: [:])
 
+        /// Every count between 0 and 2^40, and no more refusal or cut reasons than there are:
+        /// what deskd takes from a web front (a taken-over one could send anything).
+        public var isPlausible: Bool {
+            let ceiling = 1 << 40
+            let counts = [connectionsOpen, connectionsOpenedTotal, relaysOpen, relaysOpenedTotal, exchangesAccepted]
+                + Array(refused.values) + Array(cut.values)
+            return counts.allSatisfy { (0...ceiling).contains($0) }
+        }
+
         /// The totals kept, nothing open: what a web front that has gone leaves behind.
         public var closed: Snapshot {
             var closed = self
@@ -124,7 +133,9 @@ public final class GatewayMetrics: Sendable {
     /// deskd's side of a gateway that runs in its web front: moves the reported metrics from what
     /// the front said last (`earlier`) to what it says now. Totals only ever grow, so a front
     /// that restarted from zero adds nothing until it passes what it had; open counts follow it.
+    /// Both must be `isPlausible` (the arithmetic below cannot overflow then).
     public func absorb(from earlier: Snapshot, to now: Snapshot) {
+        guard earlier.isPlausible, now.isPlausible else { return }
         func grown(_ old: Int, _ new: Int) -> Int64 { Int64(max(0, new - old)) }
         reported.connectionsTotal.increment(by: grown(earlier.connectionsOpenedTotal, now.connectionsOpenedTotal))
         reported.relaysTotal.increment(by: grown(earlier.relaysOpenedTotal, now.relaysOpenedTotal))

@@ -25,8 +25,9 @@ public struct TLSMaterial: Sendable, Equatable, Codable {
         return TLSMaterial(certificatePath: certificatePath, keyPath: keyPath, certificatePEM: certificate, keyPEM: key)
     }
 
-    /// A PEM file is a few kilobytes; more than this is not one.
-    static let largestFile = 256 << 10
+    /// A PEM file is a few kilobytes, a long chain a few dozen; more than this is not one (and
+    /// both together must fit one of deskd's records to the front, `FrontWire.eventLimit`).
+    static let largestFile = 128 << 10
 
     private static func readText(_ path: String) throws(GatewayError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
@@ -42,7 +43,7 @@ public struct TLSMaterial: Sendable, Equatable, Codable {
             guard n >= 0 else { throw GatewayError(.tlsUnreadable, "the gateway's TLS file \(path) cannot be read: \(String(cString: strerror(errno)))") }
             if n == 0 { break }
             bytes += chunk[..<n]
-            guard bytes.count <= largestFile else { throw GatewayError(.tlsUnreadable, "the gateway's TLS file \(path) is over 256 KiB, which no PEM certificate or key is") }
+            guard bytes.count <= largestFile else { throw GatewayError(.tlsUnreadable, "the gateway's TLS file \(path) is over 128 KiB, which no PEM certificate chain or key is") }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

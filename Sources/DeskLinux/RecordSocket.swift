@@ -73,6 +73,15 @@ public final class RecordSocket: Sendable {
         }
     }
 
+    /// Lets one record be as large as `bytes`: a SOCK_SEQPACKET record must fit the sender's
+    /// buffer (208 KiB by default). Root may go past the system's ceiling (SO_SNDBUFFORCE).
+    public func allowRecords(upTo bytes: Int) {
+        var size = Int32(bytes)
+        if setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     /// The process at the other end, as the kernel saw it connect.
     public var peer: PeerCredentials? { try? PeerCredentials(socket: fd) }
 

@@ -1,13 +1,20 @@
 import CDeskShims
 import Glibc
+import Synchronization
 
 /// deskd-web started by deskd itself (where no service manager starts it: the build tree, the
 /// tests, scripts/demo): through setpriv, as the front's account with no supplementary groups,
 /// no_new_privs, and no capability in any set, so nothing it runs can gain one.
-public struct WebFrontProcess: Sendable {
+public final class WebFrontProcess: Sendable {
     public let pid: pid_t
-    /// A pidfd of it, made with it: its number is never mistaken for another process's.
-    public let pidfd: Int32
+    /// A pidfd of it, made with it: its number is never mistaken for another process's. -1 once
+    /// closed, so a late signal never reaches a descriptor that number has since become.
+    private let pidfd: Mutex<Int32>
+
+    init(pid: pid_t, pidfd: Int32) {
+        self.pid = pid
+        self.pidfd = Mutex(pidfd)
+    }
 
     /// deskd-web beside deskd, or in ../libexec/deskd.
     public static func locate() -> String? {
@@ -44,22 +51,30 @@ public struct WebFrontProcess: Sendable {
     }
 
     /// Blocks until it has exited (or `timeout` passes: false), and reaps it once it has.
+    /// Only one thread waits at a time; the handle stays open until `closeHandle`.
     public func waitForExit(timeout: Int32 = -1) -> Bool {
-        var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        let fd = pidfd.withLock { $0 }
+        guard fd >= 0 else { return true }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         while true {
             let ready = poll(&entry, 1, timeout)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { return false }
-            deskd_reap_pidfd(pidfd)
+            deskd_reap_pidfd(fd)
             return true
         }
     }
 
     public func signal(_ signal: Int32) {
-        _ = deskd_pidfd_send_signal(pidfd, signal)
+        pidfd.withLock { fd in
+            if fd >= 0 { _ = deskd_pidfd_send_signal(fd, signal) }
+        }
     }
 
     public func closeHandle() {
-        close(pidfd)
+        pidfd.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 }

@@ -106,11 +106,18 @@ struct WebFrontTests {
         // the desktop, though the front never held the password.
         let serverInit = try #require(result["serverInit"] as? [String: Any])
         #expect(serverInit["width"] as? Int == 1920 && (serverInit["name"] as? String)?.contains(owner.name) == true, "\(serverInit)")
+        #expect(result["connectTwice"] as? Int == 0, "one relay opened the desktop twice")
         #expect(result["afterGarbage"] as? String == "closed")
+        #expect(result["afterHugeCounts"] as? String == "closed")
+        #expect(result["afterMadeUpListener"] as? String == "closed")
         #expect(result["servedAfterGarbage"] as? Bool == true)
         // deskd serves on, and says why it cut the intruder off.
         #expect(try daemon.deskctl(["list"]).status == 0)
         #expect(daemon.logText.contains("web front cut off: it sent something that is not a request"))
+        #expect(daemon.logText.contains("web front cut off: its counts are out of range"))
+        #expect(daemon.logText.contains("web front cut off: it named a listener deskd never passed it"))
+        // No made-up listener reached status.
+        #expect(!(try daemon.deskctl(["status"]).stdout.contains("xxxx")))
         // The password never crossed the front socket: it is in no record the intruder saw.
         #expect(!run.stdout.contains(session.password ?? "-no-password-"))
     }

@@ -103,6 +103,11 @@ def main():
             result["refusal"] = body.get("refusal")
             if len(fds) == 1:
                 result["serverInit"] = rfb_after_login(fds[0])
+            # A relay is one browser's: a second connect gets nothing.
+            name, body, fds = front.ask("connect", relay=grant["relay"])
+            result["connectTwice"] = len(fds)
+            for fd in fds:
+                socket.close(fd)
     result["events"] = front.events
 
     # Not a request: deskd ends this connection and serves on (a new one is answered).
@@ -112,6 +117,25 @@ def main():
         result["afterGarbage"] = "closed" if event is None else "answered"
     except OSError as error:
         result["afterGarbage"] = f"error {error}"
+    # Counts that would overflow deskd's arithmetic, and a listener deskd never passed: each ends
+    # that connection, and deskd serves on.
+    for label, record in [
+        ("afterHugeCounts", {"counts": {"_0": {"connectionsOpen": -(1 << 63), "connectionsOpenedTotal": 0, "relaysOpen": 0,
+                                               "relaysOpenedTotal": 0, "exchangesAccepted": 0, "refused": {}, "cut": {}}}}),
+        ("afterMadeUpListener", {"listenerFailed": {"listener": "x" * 4000, "reason": "made up"}}),
+    ]:
+        bad = Front(path)
+        bad.sock.send(json.dumps(record).encode())
+        try:
+            while True:
+                event, fds = receive(bad.sock)
+                for fd in fds:
+                    socket.close(fd)
+                if event is None:
+                    result[label] = "closed"
+                    break
+        except OSError as error:
+            result[label] = f"error {error}"
     again = Front(path)
     name, body, fds = again.ask("exchange", token="still-not-a-token")
     result["servedAfterGarbage"] = name == "exchanged"

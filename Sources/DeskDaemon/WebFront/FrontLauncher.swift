@@ -33,17 +33,16 @@ struct FrontLauncher: Service {
                 continue
             }
             let started = ContinuousClock.now
-            let exited: Bool = await withGracefulShutdownHandler {
-                await onDedicatedThread { front.waitForExit() }
-            } onGracefulShutdown: {
-                front.signal(SIGTERM)
+            await withTaskCancellationHandler {
+                await withGracefulShutdownHandler {
+                    _ = await onDedicatedThread { front.waitForExit() }
+                } onGracefulShutdown: {
+                    Self.stop(front)
+                }
+            } onCancel: {
+                Self.stop(front)
             }
             if Task.isShuttingDownGracefully || Task.isCancelled {
-                // TERM was sent; a front that does not go within 2 s is killed.
-                if !exited, await !onDedicatedThread({ front.waitForExit(timeout: 2000) }) {
-                    front.signal(SIGKILL)
-                    _ = await onDedicatedThread { front.waitForExit() }
-                }
                 front.closeHandle()
                 return
             }
@@ -52,6 +51,16 @@ struct FrontLauncher: Service {
             logger.warning("deskd-web exited; starting it again", metadata: ["front.pid": "\(front.pid)", "retry.after": "\(delay)"])
             let wait = delay
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+        }
+    }
+
+    /// TERM now; a front that has not gone within 2 s is killed (through its pidfd, which stays
+    /// open until it has been reaped, so no other process is ever signalled).
+    private static func stop(_ front: WebFrontProcess) {
+        front.signal(SIGTERM)
+        Task {
+            try? await Task.sleep(for: .seconds(2))
+            front.signal(SIGKILL)
         }
     }
 }

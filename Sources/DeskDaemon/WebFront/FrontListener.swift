@@ -34,7 +34,7 @@ struct FrontListener: SideListener {
         let what = name == "gateway" ? "the gateway" : "the metrics endpoint"
         do {
             let fd = try InternetSocketAddress.listen(host: host, port: requestedPort)
-            let port = InternetSocketAddress.boundPort(of: fd)
+            let port = InternetSocketAddress.anyBoundPort(of: fd)
             logger.info("\(name) listening, served by deskd-web", metadata: ["listener.host": "\(host)", "listener.port": "\(port ?? requestedPort)"])
             if gateway == nil && !GatewayConfiguration.isLoopback(host) {
                 logger.warning("metrics are served without authentication beyond loopback; firewall the port to the monitoring hosts", metadata: ["metrics.host": "\(host)"])

@@ -12,7 +12,9 @@ final class FrontPeer: Sendable {
     /// Requests being answered now: a front that asks faster than deskd answers is cut off.
     let inFlight = Atomic<Int>(0)
 
-    static let maxInFlight = 512
+    static let maxInFlight = 1024
+    /// Set once its connection has ended (under `BrowserRelays`' lock): no relay is granted to it after.
+    let isClosed = Atomic<Bool>(false)
 
     init(socket: RecordSocket, credentials: PeerCredentials) {
         self.socket = socket

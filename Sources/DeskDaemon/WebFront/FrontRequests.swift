@@ -3,6 +3,7 @@ import DeskGateway
 import DeskLinux
 import Glibc
 import Logging
+import Synchronization
 
 /// deskd's answers to its web front: which link a token is, what a cookie lets a browser do,
 /// and the desktop's socket for a relay it granted, logged in to by deskd. The front never sees
@@ -11,29 +12,45 @@ struct FrontRequests: Sendable {
     let service: SessionService
     /// How long logging in to a desktop may take (the gateway's handshake timeout).
     let handshakeTimeout: Duration
+    /// Desktop logins under way for every front together: each holds a thread and a socket.
+    let loginsUnderWay = LoginSlots(limit: 32)
+
+    /// What a request did to its front's connection.
+    enum Outcome {
+        /// Answered (or needs no answer).
+        case handled
+        /// Needs a wait: `handle` answers it, in a task.
+        case later
+        /// Not what a front sends: its connection ends.
+        case cutOff(String)
+    }
 
     var environment: SessionEnvironment { service.environment }
     private var logger: Logger { environment.logger }
 
     /// Answers the requests that need no wait, in the order they came (counts must not be
-    /// taken out of order); false for the others, which `handle` answers.
-    func handleAtOnce(_ request: FrontRequest, from front: FrontPeer) -> Bool {
+    /// taken out of order).
+    func handleAtOnce(_ request: FrontRequest, from front: FrontPeer, offered: Set<String>) -> Outcome {
         switch request {
         case .relayEnded(let relay):
             environment.browsers.end(relay, of: front)
         case .counts(let now):
+            guard now.isPlausible else { return .cutOff("its counts are out of range") }
             let earlier = front.counts.withLock { counts in
                 defer { counts = now }
                 return counts
             }
             environment.gatewayMetrics.absorb(from: earlier, to: now)
         case .listenerFailed(let listener, let reason):
-            logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(reason)"])
-            environment.listeners.frontFailed(listener, reason: reason)
+            // Only a listener deskd passed it, and a reason of a line: it reaches status and the log.
+            guard offered.contains(listener) else { return .cutOff("it named a listener deskd never passed it") }
+            let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
+            logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
+            environment.listeners.frontFailed(listener, reason: sentence)
         case .exchange, .redeem, .connect, .scrape:
-            return false
+            return .later
         }
-        return true
+        return .handled
     }
 
     func handle(_ request: FrontRequest, from front: FrontPeer) async {
@@ -54,7 +71,7 @@ struct FrontRequests: Sendable {
         case .scrape(let call):
             front.send(.scraped(call: call, text: await service.metricsText()))
         case .relayEnded, .counts, .listenerFailed:
-            _ = handleAtOnce(request, from: front)
+            break   // handleAtOnce's
         }
     }
 
@@ -71,20 +88,37 @@ struct FrontRequests: Sendable {
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
-        let relay = environment.browsers.grant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, epoch: epoch, login: login, front: front)
+        guard let relay = environment.browsers.grant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, epoch: epoch, login: login, front: front) else {
+            return nil   // the front has gone meanwhile
+        }
         return GatewayGrant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, relay: relay)
     }
 
-    /// Only for a relay this front was granted and that is still open: a revoke or the
+    /// Only for a relay this front was granted, once, while it is open: a revoke or the
     /// session's end since the cookie was spent removed it, and then there is nothing to open.
+    /// Looked at again once the login is done: a revoke during the login closes the socket here.
     private func openDesktop(relay number: UInt64, front: FrontPeer) async -> Result<Int32, DesktopRefusal> {
-        guard let relay = environment.browsers.relay(number, of: front),
-              !environment.links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
-            return .failure(DesktopRefusal("relay \(number) is not open: its link was taken back, or its session ended"))
+        let links = environment.links, browsers = environment.browsers
+        guard let relay = browsers.open(number, of: front),
+              !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+            return .failure(DesktopRefusal("relay \(number) is not open: it was opened already, its link was taken back, or its session ended"))
         }
+        guard loginsUnderWay.take() else {
+            return .failure(DesktopRefusal("deskd is logging in to \(loginsUnderWay.limit) desktops for browsers already; try again"))
+        }
+        defer { loginsUnderWay.give() }
         let login = relay.login, timeout = handshakeTimeout
         let opened = await onDedicatedThread { Result { () throws(RFBClient.Failure) in try login.open(timeout: timeout) } }
-        return opened.mapError { DesktopRefusal($0.description) }
+        switch opened {
+        case .success(let fd):
+            guard browsers.isOpen(number, of: front), !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+                close(fd)
+                return .failure(DesktopRefusal("relay \(number) was closed while deskd logged in to its desktop"))
+            }
+            return .success(fd)
+        case .failure(let failure):
+            return .failure(DesktopRefusal(failure.description))
+        }
     }
 
     /// A link an admin made to another user's session opens only while its maker is still an
@@ -95,5 +129,27 @@ struct FrontRequests: Sendable {
             "session.display": "\(grant.display)", "link.issuedTo": "\(grant.issuedTo)", "session.uid": "\(grant.owner)",
         ])
         return false
+    }
+}
+
+/// A count of things under way with a ceiling.
+final class LoginSlots: Sendable {
+    let limit: Int
+    private let taken = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func take() -> Bool {
+        guard taken.add(1, ordering: .relaxed).newValue <= limit else {
+            taken.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func give() {
+        taken.subtract(1, ordering: .relaxed)
     }
 }

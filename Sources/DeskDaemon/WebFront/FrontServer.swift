@@ -73,7 +73,13 @@ final class FrontServer: Service, Sendable {
         }
         state.withLock { $0.listener = listener }
         let started = DetachedThread.start(name: "deskd-front") { [self] in acceptLoop(listener, account: account) }
-        if !started { logger.error("no web front: no thread to accept it on") }
+        if !started {
+            logger.error("no web front: no thread to accept it on")
+            close(listener)
+            unlink(socketPath)
+            try? await gracefulShutdown()
+            return
+        }
         try? await gracefulShutdown()
         // Ends the accept loop; then every front's connection.
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
@@ -84,12 +90,22 @@ final class FrontServer: Service, Sendable {
 
     private func acceptLoop(_ listener: Int32, account: UserAccount) {
         defer { close(listener) }
-        while let connection = try? RecordSocket.accept(on: listener) {
+        while true {
+            let accepted: RecordSocket?
+            do { accepted = try RecordSocket.accept(on: listener) } catch {
+                // Out of descriptors or memory for a moment: the socket stays, and so does this loop.
+                logger.warning("front socket: accept failed; trying again", metadata: ["error": "\(error)"])
+                usleep(100_000)
+                continue
+            }
+            guard let connection = accepted else { return }   // shut down: deskd is stopping
             guard let credentials = connection.peer, credentials.uid == account.uid else {
                 // The socket's mode already keeps others out: only root could get here.
                 logger.warning("front socket: a connection from another account was refused", metadata: ["peer.uid": "\(connection.peer?.uid ?? 0)"])
                 continue
             }
+            // deskd's records to the front (the metrics text, the TLS chain) may pass the default buffer.
+            connection.allowRecords(upTo: 2 * FrontWire.eventLimit)
             let peer = FrontPeer(socket: connection, credentials: credentials)
             let admitted = state.withLock { state -> Bool in
                 guard state.peers.count < Self.maxPeers else { return false }
@@ -129,7 +145,14 @@ final class FrontServer: Service, Sendable {
                 logger.warning("web front cut off: it sent something that is not a request", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return
             }
-            if requests.handleAtOnce(request, from: peer) { continue }
+            let offered = state.withLock { Set($0.offers.keys) }
+            switch requests.handleAtOnce(request, from: peer, offered: offered) {
+            case .handled: continue
+            case .cutOff(let why):
+                logger.warning("web front cut off: \(why)", metadata: ["peer.pid": "\(peer.credentials.pid)"])
+                return
+            case .later: break
+            }
             guard peer.inFlight.add(1, ordering: .relaxed).newValue <= FrontPeer.maxInFlight else {
                 logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return

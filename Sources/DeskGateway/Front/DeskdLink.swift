@@ -41,6 +41,13 @@ public final class DeskdLink: Sendable {
         }
     }
 
+    /// The answer alone: a descriptor deskd should not have sent with it is closed.
+    func answer(_ make: (UInt64) -> FrontRequest) async -> FrontEvent? {
+        guard let (event, descriptors) = await call(make) else { return nil }
+        for fd in descriptors { close(fd) }
+        return event
+    }
+
     /// A request with no answer.
     func tell(_ request: FrontRequest) {
         do { try socket.send(FrontWire.encode(request), wait: false) } catch { end() }
@@ -51,8 +58,11 @@ public final class DeskdLink: Sendable {
     public func readEvents(_ onEvent: (FrontEvent, [Int32]) -> Void) {
         defer { end() }
         while true {
-            guard let received = try? socket.receive(limit: FrontWire.eventLimit),
-                  let event = FrontWire.decode(FrontEvent.self, from: received.bytes) else { return }
+            guard let received = try? socket.receive(limit: FrontWire.eventLimit) else { return }
+            guard let event = FrontWire.decode(FrontEvent.self, from: received.bytes) else {
+                for fd in received.descriptors { close(fd) }
+                return
+            }
             if let call = event.call {
                 if let waiting = state.withLock({ $0.pending.removeValue(forKey: call) }) {
                     waiting.resume(returning: (event, received.descriptors))
@@ -96,12 +106,12 @@ public struct RemoteAuthority: GatewayAuthority {
     }
 
     public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
-        guard case .exchanged(_, let cookie?, let viewOnly)? = await link.call({ .exchange(call: $0, token: token) })?.0 else { return nil }
+        guard case .exchanged(_, let cookie?, let viewOnly)? = await link.answer({ .exchange(call: $0, token: token) }) else { return nil }
         return (cookie, viewOnly)
     }
 
     public func redeem(cookie: String) async -> GatewayGrant? {
-        guard case .redeemed(_, let grant)? = await link.call({ .redeem(call: $0, cookie: cookie) })?.0 else { return nil }
+        guard case .redeemed(_, let grant)? = await link.answer({ .redeem(call: $0, cookie: cookie) }) else { return nil }
         return grant
     }
 

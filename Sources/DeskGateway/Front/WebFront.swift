@@ -78,19 +78,17 @@ public struct WebFront: Sendable {
                             do throws(GatewayError) { try await gateway.serve(listeningSocket: fd, tls: tls) } catch {
                                 logger.error("gateway not serving", metadata: ["reason": "\(error.message)"])
                                 link.tell(.listenerFailed(listener: "gateway", reason: error.message))
-                                close(fd)
                             }
                         }
                     } else if name == "metrics" {
                         let endpoint = MetricsEndpoint(host: "", port: 0, logger: logger) {
-                            guard case .scraped(_, let text)? = await link.call({ .scrape(call: $0) })?.0 else { return "" }
+                            guard case .scraped(_, let text)? = await link.answer({ .scrape(call: $0) }) else { return "" }
                             return text
                         }
                         group.addTask { [logger] in
                             do throws(GatewayError) { try await endpoint.serve(listeningSocket: fd) } catch {
                                 logger.error("metrics not serving", metadata: ["reason": "\(error.message)"])
                                 link.tell(.listenerFailed(listener: "metrics", reason: error.message))
-                                close(fd)
                             }
                         }
                     } else {
