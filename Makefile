@@ -52,6 +52,7 @@ ifeq ($(SKIP_BUILD),)
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-session
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-job
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-web
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-auth
 endif
 
 install: build
@@ -67,8 +68,12 @@ install: build
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job
 	# deskd's web front (the gateway and the metrics endpoint), as the deskd-web account.
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web
+	# One portal login through PAM, started by deskd as root for each (PAM never runs in deskd).
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-auth $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
+	# Every portal login is one of service "deskd-web"; an edited file is kept.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web ] || install -m 0644 systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web
 	# Templates are shell scripts (#!/bin/sh), so executable, though deskd reads and renders them.
 	install -m 0755 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
 	# The units name the binaries where this install puts them.
@@ -101,9 +106,10 @@ install: build
 		useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin deskd-web
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/deskd
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
+	cmp -s systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf

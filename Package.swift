@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "deskd-session", targets: ["deskd-session"]),
         .executable(name: "deskd-job", targets: ["deskd-job"]),
         .executable(name: "deskd-web", targets: ["deskd-web"]),
+        .executable(name: "deskd-auth", targets: ["deskd-auth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -110,6 +111,8 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                            "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
         ),
+        // One web login through PAM (service deskd-web), started by deskd as root for each login.
+        .executableTarget(name: "deskd-auth", dependencies: ["CDeskSession"]),
         // deskd's web front: the gateway and the metrics endpoint, as an unprivileged user.
         .executableTarget(
             name: "deskd-web",

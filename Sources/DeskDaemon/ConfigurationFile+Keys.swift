@@ -216,6 +216,15 @@ extension ConfigurationFile {
             }
             c.web.user = name
         },
+        Key("web", "deny_users", takes: "a list of account names", default: "[\"root\"]",
+            "Accounts that may not log in to the web portal, whatever their password: root by default (an admin logs in as themselves and administers from there)."
+        ) { c, v throws(Reason) in c.web.denyUsers = Set(try strings(v)) },
+        Key("web", "session_idle", takes: "a duration, such as \"15m\"", default: "\"15m\"",
+            "A portal login with no request for this long ends; the page counts it down and logs out."
+        ) { c, v throws(Reason) in c.web.sessionIdleSeconds = try duration(v) },
+        Key("web", "session_lifetime", takes: "a duration, such as \"12h\"", default: "\"12h\"",
+            "Any portal login ends this long after it began, however busy."
+        ) { c, v throws(Reason) in c.web.sessionLifetimeSeconds = try duration(v) },
         Key("web", "tls_certificate", takes: "an absolute path", default: nil,
             "The gateway's certificate (PEM, with its chain), read by deskd as root at start."
         ) { c, v throws(Reason) in c.web.tlsCertificate = try absolutePath(v) },

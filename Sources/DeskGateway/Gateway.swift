@@ -20,6 +20,7 @@ public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
     public let metrics: GatewayMetrics
     private let authority: any GatewayAuthority
+    private let portal: (any PortalAuthority)?
     private let logger: Logger
     private let group: any EventLoopGroup
     private let registry = RelayRegistry()
@@ -36,10 +37,11 @@ public final class Gateway: Sendable {
     /// `metricsFactory` receives the gateway's counters (deskd's Prometheus registry); by default
     /// they are kept in `metrics` only.
     /// `onMetricsChange` is called after each change of `metrics` (deskd-web tells deskd).
-    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, logger: Logger,
+    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, portal: (any PortalAuthority)? = nil, logger: Logger,
                 metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance, onMetricsChange: (@Sendable () -> Void)? = nil,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
+        self.portal = portal
         self.metrics = GatewayMetrics(factory: metricsFactory, onChange: onMetricsChange)
         self.authority = authority
         self.logger = logger
@@ -142,7 +144,7 @@ public final class Gateway: Sendable {
     }
 
     private func start(on place: Place, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
-        let environment = GatewayEnvironment(configuration: configuration, authority: authority, logger: logger, metrics: metrics,
+        let environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
         let server = try await bind(place, environment: environment, tls: tls)
         let port = server.localAddress?.port ?? configuration.port

@@ -31,3 +31,15 @@ extension GatewayAuthority {
     public func isRevoked(_ grant: GatewayGrant) -> Bool { false }
     public func relayEnded(_ grant: GatewayGrant) {}
 }
+
+/// deskd's side of the web portal: logins, their cookies, and a logged-in page's requests.
+/// Every answer is deskd's; nil where deskd could not be asked.
+public protocol PortalAuthority: Sendable {
+    func login(user: String, password: String, address: String) async -> LoginStep?
+    func answer(attempt: String, text: String, address: String) async -> LoginStep?
+    func identify(cookie: String, touch: Bool) async -> WebIdentity?
+    func logout(cookie: String) async
+    /// The control protocol's response JSON for a request's JSON, and its HTTP status; with
+    /// `touch` false (the page's own polling) the login's idle clock does not start again.
+    func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)?
+}

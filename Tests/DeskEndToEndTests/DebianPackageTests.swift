@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The Debian package as dpkg-buildpackage makes it (scripts/make-deb; debian/): lintian finds no
-/// error in it, its conffiles are the configuration and the PAM file and nothing else, it holds
+/// error in it, its conffiles are the configuration and the PAM files and nothing else, it holds
 /// every file in its place with its mode, its maintainer scripts enable, start and restart what
 /// they should, and it depends on what deskd runs. Nothing is installed into this host (a booted
 /// container installs it). Needs no root: the package builds with Rules-Requires-Root: no.
@@ -32,12 +32,13 @@ struct DebianPackageTests {
             let deb = try await DebianPackage.deb()
             let listed = try DebianPackage.sh("dpkg-deb --info \"$1\" conffiles", deb)
             #expect(listed.status == 0, "\(listed.stderr)")
-            #expect(listed.stdout.split(separator: "\n").map(String.init).sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd"])
+            #expect(listed.stdout.split(separator: "\n").map(String.init).sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd", "/etc/pam.d/deskd-web"])
             let underEtc = try DebianPackage.contents(deb).filter { $0.key.hasPrefix("/etc/") }
-            #expect(underEtc.filter { !$0.value.hasPrefix("d") }.keys.sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd"])
+            #expect(underEtc.filter { !$0.value.hasPrefix("d") }.keys.sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd", "/etc/pam.d/deskd-web"])
             // The admin's template directory, shipped empty.
             #expect(underEtc["/etc/deskd/templates"]?.hasPrefix("drwxr-xr-x") == true)
             #expect(try DebianPackage.data(deb, "/etc/pam.d/deskd").contains("@include common-session"))
+            #expect(try DebianPackage.data(deb, "/etc/pam.d/deskd-web").contains("@include common-auth"))
         }
     }
 
@@ -45,7 +46,7 @@ struct DebianPackageTests {
         try await withTaskExecutorPreference(DebianPackage.thread) {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
-            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web"]
+            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web", "/usr/libexec/deskd/deskd-auth"]
                 + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")

@@ -11,7 +11,9 @@ struct InstallTests {
     static let expectedFiles = [
         "etc/deskd/deskd.toml",
         "etc/pam.d/deskd",
+        "etc/pam.d/deskd-web",
         "usr/bin/deskctl",
+        "usr/libexec/deskd/deskd-auth",
         "usr/libexec/deskd/deskd-job",
         "usr/libexec/deskd/deskd-session",
         "usr/libexec/deskd/deskd-web",
@@ -73,7 +75,8 @@ struct InstallTests {
         #expect(stat(stage.appendingPathComponent("usr/sbin/deskd").path, &info) == 0 && info.st_mode & 0o777 == 0o755)
         // Installed binaries are stripped: each is smaller than the build's (which keeps its symbols).
         for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session"),
-                                  ("usr/libexec/deskd/deskd-job", "deskd-job"), ("usr/libexec/deskd/deskd-web", "deskd-web")] {
+                                  ("usr/libexec/deskd/deskd-job", "deskd-job"), ("usr/libexec/deskd/deskd-web", "deskd-web"),
+                                  ("usr/libexec/deskd/deskd-auth", "deskd-auth")] {
             var staged = stat(), original = stat()
             #expect(stat(stage.appendingPathComponent(installed).path, &staged) == 0
                     && stat(TestEnvironment.products.appendingPathComponent(built).path, &original) == 0

@@ -14,6 +14,14 @@ struct FrontRequests: Sendable {
     let handshakeTimeout: Duration
     /// Desktop logins under way for every front together: each holds a thread and a socket.
     let loginsUnderWay = LoginSlots(limit: 32)
+    /// Portal logins and their cookies.
+    let portal: WebPortal
+
+    /// A browser's address as the front says it: printable and short, or "?" (it reaches the
+    /// audit trail and the throttle's table).
+    static func address(_ text: String) -> String {
+        text.utf8.count <= 64 && !text.isEmpty && text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) ? text : "?"
+    }
 
     /// What a request did to its front's connection.
     enum Outcome {
@@ -47,7 +55,7 @@ struct FrontRequests: Sendable {
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
-        case .exchange, .redeem, .connect, .scrape:
+        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .identify, .logout, .request:
             return .later
         }
         return .handled
@@ -70,6 +78,18 @@ struct FrontRequests: Sendable {
             }
         case .scrape(let call):
             front.send(.scraped(call: call, text: await service.metricsText()))
+        case .login(let call, let user, let password, let address):
+            front.send(.loginStep(call: call, step: await portal.login(user: user, password: password, address: Self.address(address))))
+        case .loginAnswer(let call, let attempt, let answer, let address):
+            front.send(.loginStep(call: call, step: await portal.answer(attempt: attempt, text: answer, address: Self.address(address))))
+        case .identify(let call, let cookie, let touch):
+            front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
+        case .logout(let call, let cookie):
+            await portal.logout(cookie: cookie)
+            front.send(.identity(call: call, identity: nil))
+        case .request(let call, let cookie, let csrf, let body, let touch):
+            let (status, text) = await portal.request(cookie: cookie, csrf: csrf, body: body, touch: touch)
+            front.send(.answered(call: call, status: status, body: text))
         case .relayEnded, .counts, .listenerFailed:
             break   // handleAtOnce's
         }

@@ -40,7 +40,8 @@ final class FrontServer: Service, Sendable {
         socketPath = configuration.runtimeDirectory + "/web.sock"
         webUser = configuration.web.user
         gateway = configuration.web.gatewayConfiguration
-        requests = FrontRequests(service: service, handshakeTimeout: gateway?.limits.handshakeTimeout ?? .seconds(10))
+        requests = FrontRequests(service: service, handshakeTimeout: gateway?.limits.handshakeTimeout ?? .seconds(10),
+                                 portal: WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger))
         self.logger = logger
     }
 

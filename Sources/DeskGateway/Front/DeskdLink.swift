@@ -91,7 +91,8 @@ extension FrontEvent {
     /// The call an answer answers; nil for deskd's own events.
     var call: UInt64? {
         switch self {
-        case .exchanged(let call, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _): call
+        case .exchanged(let call, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
+             .loginStep(let call, _), .identity(let call, _), .answered(let call, _, _): call
         case .setup, .listen, .disconnect: nil
         }
     }
@@ -133,5 +134,31 @@ public struct RemoteAuthority: GatewayAuthority {
 
     public func relayEnded(_ grant: GatewayGrant) {
         link.tell(.relayEnded(relay: grant.relay))
+    }
+}
+
+extension RemoteAuthority: PortalAuthority {
+    public func login(user: String, password: String, address: String) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({ .login(call: $0, user: user, password: password, address: address) }) else { return nil }
+        return step
+    }
+
+    public func answer(attempt: String, text: String, address: String) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({ .loginAnswer(call: $0, attempt: attempt, answer: text, address: address) }) else { return nil }
+        return step
+    }
+
+    public func identify(cookie: String, touch: Bool) async -> WebIdentity? {
+        guard case .identity(_, let identity)? = await link.answer({ .identify(call: $0, cookie: cookie, touch: touch) }) else { return nil }
+        return identity
+    }
+
+    public func logout(cookie: String) async {
+        _ = await link.answer { .logout(call: $0, cookie: cookie) }
+    }
+
+    public func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)? {
+        guard case .answered(_, let status, let text)? = await link.answer({ .request(call: $0, cookie: cookie, csrf: csrf, body: body, touch: touch) }) else { return nil }
+        return (status, text)
     }
 }

@@ -17,6 +17,50 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     case counts(GatewayMetrics.Snapshot)
     /// A listener deskd passed could not be served (its TLS material, most likely).
     case listenerFailed(listener: String, reason: String)
+    /// A portal login: the account's name and password, and the browser's address (for the
+    /// throttle and the audit trail). `FrontEvent.loginStep`.
+    case login(call: UInt64, user: String, password: String, address: String)
+    /// The answer to a login's further question (a one-time code, a new password). `FrontEvent.loginStep`.
+    case loginAnswer(call: UInt64, attempt: String, answer: String, address: String)
+    /// Who a portal cookie is, touching its idle clock unless `touch` is false. `FrontEvent.identity`.
+    case identify(call: UInt64, cookie: String, touch: Bool)
+    /// Ends a portal login. `FrontEvent.identity` (nil).
+    case logout(call: UInt64, cookie: String)
+    /// A control-protocol request from a logged-in page: the cookie, the page's CSRF token, and
+    /// the request's JSON as the control socket takes it. `FrontEvent.answered`.
+    /// `touch` false: a page's own polling, which does not count as activity.
+    case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool)
+}
+
+/// Who a portal login is, as the page may know it (no secret but the CSRF token it must send back).
+public struct WebIdentity: Sendable, Equatable, Codable {
+    public var user: String
+    public var uid: UInt32
+    public var isAdmin: Bool
+    /// Sent back in X-Deskd-CSRF with every request that changes something.
+    public var csrf: String
+    /// Seconds until the login ends without a request, and in any case.
+    public var idleSeconds: Int
+    public var lifetimeSeconds: Int
+
+    public init(user: String, uid: UInt32, isAdmin: Bool, csrf: String, idleSeconds: Int, lifetimeSeconds: Int) {
+        self.user = user
+        self.uid = uid
+        self.isAdmin = isAdmin
+        self.csrf = csrf
+        self.idleSeconds = idleSeconds
+        self.lifetimeSeconds = lifetimeSeconds
+    }
+}
+
+/// Where a portal login stands.
+public enum LoginStep: Sendable, Equatable, Codable {
+    /// PAM asks something more: shown in the page, answered with `loginAnswer`.
+    case question(attempt: String, text: String, echo: Bool, messages: [String])
+    /// Logged in: the cookie to set, and who it is.
+    case loggedIn(cookie: String, identity: WebIdentity)
+    /// Refused, in one sentence.
+    case refused(message: String)
 }
 
 /// What deskd tells its web front.
@@ -33,6 +77,11 @@ public enum FrontEvent: Sendable, Equatable, Codable {
     case scraped(call: UInt64, text: String)
     /// Close these relays: their session ended, or its links were taken back.
     case disconnect(relays: [UInt64])
+    case loginStep(call: UInt64, step: LoginStep)
+    /// nil: no such login (never was, ended, or timed out).
+    case identity(call: UInt64, identity: WebIdentity?)
+    /// The control protocol's response JSON, and the HTTP status it maps to.
+    case answered(call: UInt64, status: Int, body: String)
 }
 
 /// The records' encoding: JSON, one message per record.

@@ -64,7 +64,8 @@ public struct WebFront: Sendable {
                 switch event {
                 case .setup(let configuration):
                     gateway = configuration.map {
-                        Gateway(configuration: $0, authority: RemoteAuthority(link: link), logger: logger, onMetricsChange: { counts.changed() })
+                        Gateway(configuration: $0, authority: RemoteAuthority(link: link), portal: RemoteAuthority(link: link), logger: logger,
+                                onMetricsChange: { counts.changed() })
                     }
                     counts.attach(gateway?.metrics)
                 case .listen(let name, let tls):
