@@ -66,7 +66,9 @@ struct DebianPackageTests {
             // Units in /usr/lib only (nothing in /lib), naming the binaries where the package puts them.
             #expect(!entries.keys.contains { $0 == "/lib" || $0.hasPrefix("/lib/") })
             let unit = try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd.service")
-            #expect(unit.contains("ExecStart=/usr/sbin/deskd\n") && unit.contains("KillMode=process"), "\(unit)")
+            #expect(unit.contains("ExecStart=/usr/sbin/deskd --web-front external\n") && unit.contains("KillMode=process"), "\(unit)")
+            let front = try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd-web.service")
+            #expect(front.contains("ExecStart=/usr/libexec/deskd/deskd-web --socket /run/deskd/web.sock\n") && front.contains("User=deskd-web"), "\(front)")
             #expect(try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd-reap.service").contains("ExecStart=/usr/bin/deskctl reap"))
             // bash-completion sources its files: no #! line.
             let completion = try DebianPackage.data(deb, "/usr/share/bash-completion/completions/deskctl")
