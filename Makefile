@@ -38,7 +38,7 @@ BASHDIR = $(DATADIR)/bash-completion/completions
 ZSHDIR  = $(DATADIR)/zsh/site-functions
 FISHDIR = $(DATADIR)/fish/vendor_completions.d
 
-UNITS     = deskd.service deskd-reap.service deskd-reap.timer
+UNITS     = deskd.service deskd-web.service deskd-reap.service deskd-reap.timer
 TEMPLATES = $(wildcard Templates/*.xstartup)
 
 .PHONY: all build install uninstall man check deb
@@ -51,6 +51,8 @@ ifeq ($(SKIP_BUILD),)
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskctl
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-session
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-job
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-web
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-auth
 endif
 
 install: build
@@ -64,13 +66,20 @@ install: build
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session
 	# A cluster desktop's job on a compute node ([slurm] job_program); unused where no node runs one.
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job
+	# deskd's web front (the gateway and the metrics endpoint), as the deskd-web account.
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web
+	# One portal login through PAM, started by deskd as root for each (PAM never runs in deskd).
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-auth $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
+	# Every portal login is one of service "deskd-web"; an edited file is kept.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web ] || install -m 0644 systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web
 	# Templates are shell scripts (#!/bin/sh), so executable, though deskd reads and renders them.
 	install -m 0755 $(TEMPLATES) $(DESTDIR)$(TEMPLATEDIR)/
 	# The units name the binaries where this install puts them.
 	for unit in $(UNITS); do \
 		sed -e 's|/usr/local/sbin/deskd|$(SBINDIR)/deskd|g' -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' \
+			-e 's|/usr/local/libexec|$(LIBEXECDIR)|g' \
 			systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit; \
 	done
 	install -m 0644 systemd/deskd-tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/deskd.conf
@@ -92,11 +101,15 @@ install: build
 	sed -i '1{/^#!/d}' $(DESTDIR)$(BASHDIR)/deskctl $(DESTDIR)$(BASHDIR)/deskd
 	# A configuration file of comments only: the defaults apply until an admin uncomments a key.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml ] || install -m 0644 Templates/deskd.toml $(DESTDIR)$(SYSCONFDIR)/deskd/deskd.toml
+	# The web front's account, which the package's sysusers rule makes; here, on this machine.
+	[ -n "$(DESTDIR)" ] || getent passwd deskd-web >/dev/null || \
+		useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin deskd-web
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/deskd
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
+	cmp -s systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf

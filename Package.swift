@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "deskctl", targets: ["deskctl"]),
         .executable(name: "deskd-session", targets: ["deskd-session"]),
         .executable(name: "deskd-job", targets: ["deskd-job"]),
+        .executable(name: "deskd-web", targets: ["deskd-web"]),
+        .executable(name: "deskd-auth", targets: ["deskd-auth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -108,6 +110,18 @@ let package = Package(
             // (gold, the toolchain's default, does not).
             linkerSettings: [.unsafeFlags(["-use-ld=bfd", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                            "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
+        ),
+        // One web login through PAM (service deskd-web), started by deskd as root for each login.
+        .executableTarget(name: "deskd-auth", dependencies: ["CDeskSession"]),
+        // deskd's web front: the gateway and the metrics endpoint, as an unprivileged user.
+        .executableTarget(
+            name: "deskd-web",
+            dependencies: [
+                "DeskGateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "deskctl",

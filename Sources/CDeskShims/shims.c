@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_open
@@ -325,4 +327,49 @@ int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int pre
 
 int deskd_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+ssize_t deskd_send_record(int sock, const void *buffer, size_t length, const int *fds, int nfds, int dont_wait) {
+    if (nfds < 0 || nfds > DESKD_MAX_PASSED_FDS) { errno = EINVAL; return -1; }
+    union { char bytes[CMSG_SPACE(sizeof(int) * DESKD_MAX_PASSED_FDS)]; struct cmsghdr align; } control;
+    memset(&control, 0, sizeof control);
+    struct iovec iov = { .iov_base = (void *)buffer, .iov_len = length };
+    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1 };
+    if (nfds > 0) {
+        message.msg_control = control.bytes;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(header), fds, sizeof(int) * nfds);
+    }
+    ssize_t sent;
+    do { sent = sendmsg(sock, &message, MSG_NOSIGNAL | (dont_wait ? MSG_DONTWAIT : 0)); } while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
+ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, int *nfds) {
+    union { char bytes[CMSG_SPACE(sizeof(int) * DESKD_MAX_PASSED_FDS)]; struct cmsghdr align; } control;
+    struct iovec iov = { .iov_base = buffer, .iov_len = length };
+    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes };
+    *nfds = 0;
+    ssize_t received;
+    do { received = recvmsg(sock, &message, MSG_CMSG_CLOEXEC); } while (received < 0 && errno == EINTR);
+    if (received < 0) return -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int count = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *passed = (int *)CMSG_DATA(header);
+        for (int i = 0; i < count; i++) {
+            if (*nfds < DESKD_MAX_PASSED_FDS) fds[(*nfds)++] = passed[i]; else close(passed[i]);
+        }
+    }
+    if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+        for (int i = 0; i < *nfds; i++) close(fds[i]);
+        *nfds = 0;
+        errno = EMSGSIZE;
+        return -1;
+    }
+    return received;
 }

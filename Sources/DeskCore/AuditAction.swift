@@ -8,4 +8,8 @@ public enum AuditAction: String, Codable, Sendable {
     case url
     /// A session ended: by request, on its own, or because deskd found it gone.
     case ended
+    /// A login to the web portal, accepted or refused (and throttled).
+    case login
+    /// A portal login ended by its user.
+    case logout
 }

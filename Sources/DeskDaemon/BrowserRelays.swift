@@ -1,22 +1,83 @@
 import DeskGateway
 import Synchronization
 
-/// The sessions' view of the browser gateway, once there is one: how many browsers watch a
-/// session, and closing them when it ends. Without a gateway both are no-ops.
+/// Every browser relay deskd has granted, by its number: which session and front it belongs to,
+/// and how to log in to the desktop for it. The sessions count their browsers here and close them
+/// through it; the fronts' requests name relays by number and get only their own.
 final class BrowserRelays: Sendable {
-    private let gateway = Mutex<Gateway?>(nil)
+    struct Relay: Sendable {
+        let sessionID: String
+        let viewOnly: Bool
+        /// The session's link epoch when the cookie was spent (`BrowserLinks.isRevoked`).
+        let epoch: UInt64
+        let login: DesktopLogin
+        let front: FrontPeer
+        /// Its desktop's socket has been handed over: a relay is one browser's, once.
+        var opened = false
+    }
 
-    func attach(_ gateway: Gateway) {
-        self.gateway.withLock { $0 = gateway }
+    private struct State {
+        var relays: [UInt64: Relay] = [:]
+        var next: UInt64 = 1
+    }
+
+    private let state = Mutex(State())
+
+    /// Registers a relay for `front`; its number, or nil if that front has gone meanwhile.
+    func grant(sessionID: String, viewOnly: Bool, epoch: UInt64, login: DesktopLogin, front: FrontPeer) -> UInt64? {
+        state.withLock { state in
+            guard !front.isClosed.load(ordering: .relaxed) else { return nil }
+            defer { state.next += 1 }
+            state.relays[state.next] = Relay(sessionID: sessionID, viewOnly: viewOnly, epoch: epoch, login: login, front: front)
+            return state.next
+        }
+    }
+
+    /// `number`, if it is `front`'s, still open and not yet opened: marked opened now.
+    func open(_ number: UInt64, of front: FrontPeer) -> Relay? {
+        state.withLock { state in
+            guard let relay = state.relays[number], relay.front === front, !relay.opened else { return nil }
+            state.relays[number]?.opened = true
+            return relay
+        }
+    }
+
+    /// Whether `number` is still `front`'s and open (no revoke, no end of its session since).
+    func isOpen(_ number: UInt64, of front: FrontPeer) -> Bool {
+        state.withLock { $0.relays[number]?.front === front }
+    }
+
+    /// `number` has ended, if it is `front`'s.
+    func end(_ number: UInt64, of front: FrontPeer) {
+        state.withLock { state in
+            if state.relays[number]?.front === front { state.relays[number] = nil }
+        }
+    }
+
+    /// Every relay of a front that has gone; none is granted to it after this.
+    func endAll(of front: FrontPeer) {
+        state.withLock { state in
+            front.isClosed.store(true, ordering: .relaxed)
+            state.relays = state.relays.filter { $0.value.front !== front }
+        }
     }
 
     func count(sessionID: String) -> Int {
-        gateway.withLock { $0 }?.relays(sessionID: sessionID) ?? 0
+        state.withLock { $0.relays.values.count { $0.sessionID == sessionID } }
     }
 
-    /// Closes the session's browsers (with `viewOnlyOnly`, its view-only ones); how many.
+    /// Closes the session's browsers (with `viewOnlyOnly`, its view-only ones); how many. They
+    /// stop counting at once; each front is told which of its relays to close.
     @discardableResult
     func disconnect(sessionID: String, viewOnlyOnly: Bool = false) -> Int {
-        gateway.withLock { $0 }?.disconnect(sessionID: sessionID, viewOnlyOnly: viewOnlyOnly) ?? 0
+        let closed = state.withLock { state -> [(UInt64, Relay)] in
+            let closing = state.relays.filter { $0.value.sessionID == sessionID && ($0.value.viewOnly || !viewOnlyOnly) }
+            for number in closing.keys { state.relays[number] = nil }
+            return closing.map { ($0.key, $0.value) }
+        }
+        var byFront: [ObjectIdentifier: (FrontPeer, [UInt64])] = [:]
+        for (number, relay) in closed { byFront[relay.front.id, default: (relay.front, [])].1.append(number) }
+        for (front, numbers) in byFront.values { front.send(.disconnect(relays: numbers.sorted())) }
+        return closed.count
     }
 }

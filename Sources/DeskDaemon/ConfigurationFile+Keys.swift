@@ -207,6 +207,24 @@ extension ConfigurationFile {
             c.web.host = address.host
             c.web.port = address.port
         },
+        Key("web", "user", takes: "an account name", default: "\"deskd-web\"",
+            "The unprivileged account deskd-web, the web front, runs as: it serves the gateway and the metrics endpoint (HTTP, TLS and WebSocket) so that deskd, as root, parses none of them. deskd binds their ports and reads the TLS files itself and hands them over on its front socket (runtime directory/web.sock, this account's alone); every link, cookie and desktop stays deskd's decision. The package creates the account; elsewhere: useradd --system --user-group --no-create-home --home-dir /nonexistent deskd-web."
+        ) { c, v throws(Reason) in
+            let name = try string(v)
+            guard !name.isEmpty, name != "root", name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw Reason("must name an unprivileged account such as \"deskd-web\", not \"\(name)\"")
+            }
+            c.web.user = name
+        },
+        Key("web", "deny_users", takes: "a list of account names", default: "[\"root\"]",
+            "Accounts that may not log in to the web portal, whatever their password: root by default (an admin logs in as themselves and administers from there)."
+        ) { c, v throws(Reason) in c.web.denyUsers = Set(try strings(v)) },
+        Key("web", "session_idle", takes: "a duration, such as \"15m\"", default: "\"15m\"",
+            "A portal login with no request for this long ends; the page counts it down and logs out."
+        ) { c, v throws(Reason) in c.web.sessionIdleSeconds = try duration(v) },
+        Key("web", "session_lifetime", takes: "a duration, such as \"12h\"", default: "\"12h\"",
+            "Any portal login ends this long after it began, however busy."
+        ) { c, v throws(Reason) in c.web.sessionLifetimeSeconds = try duration(v) },
         Key("web", "tls_certificate", takes: "an absolute path", default: nil,
             "The gateway's certificate (PEM, with its chain), read by deskd as root at start."
         ) { c, v throws(Reason) in c.web.tlsCertificate = try absolutePath(v) },

@@ -111,7 +111,7 @@ public struct ControlHarness: Sendable {
         let changed = switch action {
         case .start: true
         case .kill, .reap: ended
-        case .passwd, .url, .ended: false
+        case .passwd, .url, .ended, .login, .logout: false
         }
         service.audit.record(entry, changedSessions: response.ok && changed)
     }
@@ -145,6 +145,8 @@ public struct ControlHarness: Sendable {
             case .url where request.revoke == true: outcome = "links revoked"
             case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
             case .ended: outcome = "ended"
+            case .login: outcome = "logged in"
+            case .logout: outcome = "logged out"
             case .kill, .reap:
                 let verb = request.dryRun == true ? "would kill" : "killed"
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")

@@ -1,4 +1,5 @@
 import DeskCore
+import DeskGateway
 import DeskLinux
 import FoundationEssentials
 import Glibc
@@ -86,8 +87,8 @@ extension ManagedSession {
     /// view rights only: no input, and none of the owner's clipboard (ServerCutText), which the
     /// gateway could not withhold from a full login without parsing every framebuffer update. A
     /// session without a view-only password gets one now, which nobody is shown.
-    func gatewayLogin(viewOnly: Bool) async -> GatewayLogin? {
-        if isCluster { return clusterGatewayLogin(viewOnly: viewOnly) }
+    func gatewayLogin(viewOnly: Bool) async -> DesktopLogin? {
+        if isCluster { return clusterDesktopLogin(viewOnly: viewOnly) }
         let exposure = environment.configuration.value.vncExposure
         guard isRunning, exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
@@ -107,7 +108,7 @@ extension ManagedSession {
             logger.warning("the gateway cannot read or write the session's password file", metadata: record.session.logMetadata)
             return nil
         }
-        return GatewayLogin(endpoint: endpoint, address: exposure.reachableAddress, xvnc: record.session.pid, password: password)
+        return DesktopLogin(endpoint: endpoint, address: exposure.reachableAddress, xvnc: record.session.pid, password: password)
     }
 
     // MARK: Passwords

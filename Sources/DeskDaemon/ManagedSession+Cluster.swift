@@ -159,17 +159,17 @@ extension ManagedSession {
     /// What the gateway needs for a browser: the job's relay on the node, the hop key and the
     /// password (the view-only one for a view-only browser, so the desktop's Xvnc itself takes
     /// no input from it and sends it none of the clipboard).
-    func clusterGatewayLogin(viewOnly: Bool) -> GatewayLogin? {
+    func clusterDesktopLogin(viewOnly: Bool) -> DesktopLogin? {
         guard isRunning, let cluster = record.cluster, let address = cluster.address, let port = cluster.port,
               let key = cluster.keyBytes else { return nil }
-        return GatewayLogin(endpoint: .tcp(port: port), address: address, xvnc: 0,
+        return DesktopLogin(endpoint: .tcp(port: port), address: address, xvnc: 0,
                             password: viewOnly ? cluster.viewOnlyPassword : cluster.password, hop: .init(session: id, key: key))
     }
 
     /// `deskctl probe` of a cluster desktop: through its job's relay, the hop first, then a real
     /// RFB login with the session's password and a framebuffer update.
     func clusterProbe(timeout: Duration) async throws(DeskError) -> ProbeReport {
-        guard let login = clusterGatewayLogin(viewOnly: false), let hop = login.hop else {
+        guard let login = clusterDesktopLogin(viewOnly: false), let hop = login.hop else {
             throw DeskError(.noSuchSession, "the desktop on \(display) has not reported where it runs yet; see deskctl list.")
         }
         let display = self.display
@@ -223,10 +223,3 @@ extension ManagedSession {
 }
 
 /// How the gateway logs in to a session's desktop: where, as whom it must be served, with which password.
-struct GatewayLogin: Sendable {
-    var endpoint: RFBEndpoint
-    var address: String
-    var xvnc: Int32
-    var password: String
-    var hop: GatewayGrant.Hop?
-}

@@ -1,4 +1,5 @@
 import DeskCore
+import DeskGateway
 import DeskLinux
 import Logging
 import Synchronization
@@ -18,8 +19,10 @@ struct SessionEnvironment: Sendable {
     let journal: Bool
     /// One-time browser links and their cookies.
     let links: BrowserLinks
-    /// The browser gateway, once deskd runs one.
+    /// The browsers deskd's web front relays now, by relay.
     let browsers: BrowserRelays
+    /// The gateway's counters as the web front reports them, in deskd's metrics.
+    let gatewayMetrics: GatewayMetrics
     let metrics: DaemonMetrics
     /// The gateway's and the metrics endpoint's listeners: listening, or why not.
     let listeners: SideListenerBoard

@@ -1,4 +1,5 @@
 import DeskCore
+import DeskGateway
 import DeskLinux
 import Dispatch
 import FoundationEssentials
@@ -50,6 +51,7 @@ public final class SessionService: Sendable {
             journal: ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil,
             links: BrowserLinks(),
             browsers: BrowserRelays(),
+            gatewayMetrics: GatewayMetrics(factory: metrics.factory),
             metrics: metrics,
             listeners: SideListenerBoard(factory: metrics.factory),
             tasks: SessionTasks(),

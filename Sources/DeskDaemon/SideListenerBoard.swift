@@ -25,6 +25,17 @@ final class SideListenerBoard: Sendable {
         }
     }
 
+    /// The web front could not serve `name` (or there is no front): shown as not listening, with why.
+    func frontFailed(_ name: String, reason: String) {
+        listeners.withLock { listeners in
+            var status = listeners[name] ?? SideListenerStatus(name: name, address: "", listening: false)
+            status.listening = false
+            status.problem = reason
+            status.nextAttemptAt = nil
+            listeners[name] = status
+        }
+    }
+
     /// By name, for a stable order in `deskctl status`.
     var all: [SideListenerStatus] {
         listeners.withLock { $0.values.sorted { $0.name < $1.name } }

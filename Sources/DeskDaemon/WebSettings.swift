@@ -25,6 +25,14 @@ public struct WebSettings: Sendable, Equatable {
     public var trustedProxies: Set<String> = []
     /// A relay silent both ways, unanswered pings included, for this long is closed.
     public var idleTimeoutSeconds = Int(GatewayConfiguration.Limits().idleTimeout.components.seconds)
+    /// The account deskd-web runs as, and the only one deskd's front socket answers.
+    public var user = "deskd-web"
+    /// Accounts that may not log in to the portal, whatever their password.
+    public var denyUsers: Set<String> = ["root"]
+    /// A portal login with no request for this long is over.
+    public var sessionIdleSeconds = 15 * 60
+    /// And any portal login after this long.
+    public var sessionLifetimeSeconds = 12 * 3600
 
     public init() {}
 

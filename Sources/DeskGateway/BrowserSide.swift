@@ -1,5 +1,3 @@
-import DeskCluster
-import DeskLinux
 import Glibc
 import Logging
 import NIOCore
@@ -8,9 +6,9 @@ import NIOWebSocket
 
 /// The browser's end of a relay, on the WebSocket channel once the upgrade is done.
 ///
-/// It logs in to the session's Xvnc (off the event loop: a blocking connect and VNC
-/// authentication, after checking the socket's peer is the session's Xvnc), hands the
-/// authenticated socket to NIO on this same event loop, and only then greets the browser as an
+/// It asks its authority (deskd) for the session's Xvnc socket, which deskd has logged in to
+/// after checking the socket's peer is the session's Xvnc, hands that authenticated socket to
+/// NIO on this same event loop, and only then greets the browser as an
 /// RFB 3.8 server with security type None. From there, bytes flow both ways, each way read only
 /// as fast as the other side drains (the pattern of NIO's GlueHandler).
 ///
@@ -81,10 +79,10 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             handler.logger.info("browser refused", metadata: ["reason": "the RFB handshake did not finish in time"])
             handler.closeAll()
         }
-        environment.registry.add(context.channel, sessionID: grant.sessionID, viewOnly: grant.viewOnly)
         // A revoke between the cookie's redemption and this registration closed nothing of this
-        // relay's; one after it will find it. So look once, now.
-        guard !environment.authority.isRevoked(grant) else {
+        // relay's (deskd's close of it is remembered, and refused here); one after it will find it.
+        let registered = environment.registry.add(context.channel, grant: grant)
+        guard registered, !environment.authority.isRevoked(grant) else {
             countRefusal(.cookie)
             logger.info("browser refused", metadata: ["reason": "its link was taken back as it connected"])
             return closeAll()
@@ -106,31 +104,16 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: The desktop's side
 
     private func connectToDesktop(_ context: ChannelHandlerContext) {
-        let grant = grant, timeout = environment.limits.handshakeTimeout
+        let grant = grant, authority = environment.authority
         let eventLoop = context.eventLoop
-        let authenticated = eventLoop.makePromise(of: Result<Int32, RFBClient.Failure>.self)
-        authenticated.completeWithTask {
-            await onDedicatedThread {
-                Result { () throws(RFBClient.Failure) -> Int32 in
-                    let client = try RFBClient.connect(grant.endpoint, host: grant.address, xvnc: grant.hop == nil ? grant.xvnc : nil, timeout: timeout)
-                    if let hop = grant.hop {
-                        try client.beforeRFB { fd, deadline throws(RFBClient.Failure) in
-                            do { try HopAuthenticator.client(fd: fd, role: .relay, session: hop.session, key: hop.key, deadline: deadline) } catch {
-                                throw .rejected("the compute node's relay: \(error)")
-                            }
-                        }
-                    }
-                    try client.authenticate(try client.greet(), password: grant.password)
-                    return try client.duplicateSocket()
-                }
-            }
-        }
+        let opened = eventLoop.makePromise(of: Result<Int32, DesktopRefusal>.self)
+        opened.completeWithTask { await authority.openDesktop(grant) }
         let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
-        authenticated.futureResult.assumeIsolated().whenSuccess { result in
+        opened.futureResult.assumeIsolated().whenSuccess { result in
             let handler = loopBound.value
             switch result {
-            case .failure(let failure):
-                handler.desktopRefused(failure.description)
+            case .failure(let refusal):
+                handler.desktopRefused(refusal.reason)
             case .success(let fd):
                 guard handler.phase == .connectingToDesktop else {
                     Glibc.close(fd)

@@ -49,6 +49,15 @@ final class ConnectionAddress: Sendable {
         }
     }
 
+    /// The address this connection counts against (the browser's, behind a trusted proxy once
+    /// its first request came); nil before that or when unknown.
+    var address: String? {
+        state.withLock { state in
+            if case .counted(let address) = state { return address }
+            return nil
+        }
+    }
+
     /// At the connection's close.
     func release() {
         let counted: String? = state.withLock { state in

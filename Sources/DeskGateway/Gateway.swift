@@ -20,6 +20,7 @@ public final class Gateway: Sendable {
     public let configuration: GatewayConfiguration
     public let metrics: GatewayMetrics
     private let authority: any GatewayAuthority
+    private let portal: (any PortalAuthority)?
     private let logger: Logger
     private let group: any EventLoopGroup
     private let registry = RelayRegistry()
@@ -35,11 +36,13 @@ public final class Gateway: Sendable {
 
     /// `metricsFactory` receives the gateway's counters (deskd's Prometheus registry); by default
     /// they are kept in `metrics` only.
-    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, logger: Logger,
-                metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance,
+    /// `onMetricsChange` is called after each change of `metrics` (deskd-web tells deskd).
+    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, portal: (any PortalAuthority)? = nil, logger: Logger,
+                metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance, onMetricsChange: (@Sendable () -> Void)? = nil,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
-        self.metrics = GatewayMetrics(factory: metricsFactory)
+        self.portal = portal
+        self.metrics = GatewayMetrics(factory: metricsFactory, onChange: onMetricsChange)
         self.authority = authority
         self.logger = logger
         self.group = eventLoopGroup
@@ -80,6 +83,11 @@ public final class Gateway: Sendable {
         registry.channels(of: sessionID).count
     }
 
+    /// Closes the relays deskd names (a revoke, a session's end); one not registered yet is closed as it is.
+    public func disconnect(relays: [UInt64]) {
+        for channel in registry.take(relays: relays) { channel.close(promise: nil) }
+    }
+
     /// Closes every browser relayed to `sessionID`, or with `viewOnlyOnly` every view-only one
     /// (when deskd kills the session, or takes its links back); returns how many there were.
     @discardableResult
@@ -105,10 +113,40 @@ public final class Gateway: Sendable {
     /// Checks the settings, loads the TLS files (anew each time: a missing one may appear) and binds.
     public func listen() async throws(GatewayError) -> any Channel {
         try configuration.validate()
-        let tls = try makeTLSContext()
-        let environment = GatewayEnvironment(configuration: configuration, authority: authority, logger: logger, metrics: metrics,
+        return try await start(on: .address, tls: try makeTLSContext())
+    }
+
+    /// Serves on a socket deskd bound and passed over (deskd-web, the web front), with the TLS
+    /// certificate and key deskd read for it; returns when a graceful shutdown or the task's
+    /// cancellation ends it, having closed every connection. Throws if it cannot start.
+    /// The socket is the gateway's from here: closed when it ends, or fails to start.
+    public func serve(listeningSocket fd: Int32, tls: TLSMaterial?) async throws(GatewayError) {
+        let server: any Channel
+        do throws(GatewayError) {
+            let context: NIOSSLContext?
+            do throws(GatewayError) { context = try tls.map(makeTLSContext(from:)) } catch {
+                Glibc.close(fd)   // NIO never saw it
+                throw error
+            }
+            server = try await start(on: .socket(fd), tls: context)
+        } catch {
+            settle(.failure(error))
+            throw error
+        }
+        await serve(server)
+    }
+
+    private enum Place {
+        /// `configuration.host` and `.port`.
+        case address
+        /// A listening socket made elsewhere.
+        case socket(Int32)
+    }
+
+    private func start(on place: Place, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
+        let environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
-        let server = try await bind(environment: environment, tls: tls)
+        let server = try await bind(place, environment: environment, tls: tls)
         let port = server.localAddress?.port ?? configuration.port
         logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
                                                     "gateway.tls": "\(configuration.isTLS)"])
@@ -133,6 +171,19 @@ public final class Gateway: Sendable {
         settle(.failure(lastError))
     }
 
+    private func makeTLSContext(from material: TLSMaterial) throws(GatewayError) -> NIOSSLContext {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMBytes(Array(material.certificatePEM.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+            guard !chain.isEmpty else { throw GatewayError(.tlsUnreadable, "\(material.certificatePath) holds no PEM certificate") }
+            let key = try NIOSSLPrivateKey(bytes: Array(material.keyPEM.utf8), format: .pem)
+            return try NIOSSLContext(configuration: configuration.serverTLS(certificateChain: chain, privateKey: key))
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.tlsUnreadable, "the gateway could not load its TLS certificate \(material.certificatePath) and key \(material.keyPath): \(error)")
+        }
+    }
+
     private func makeTLSContext() throws(GatewayError) -> NIOSSLContext? {
         guard let certificatePath = configuration.tlsCertificatePath, let keyPath = configuration.tlsKeyPath else { return nil }
         do {
@@ -147,9 +198,9 @@ public final class Gateway: Sendable {
         }
     }
 
-    private func bind(environment: GatewayEnvironment, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
+    private func bind(_ place: Place, environment: GatewayEnvironment, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
         do {
-            return try await ServerBootstrap(group: group)
+            let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 1024)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -158,8 +209,10 @@ public final class Gateway: Sendable {
                         try self.initialize(channel, environment: environment, tls: tls)
                     }
                 }
-                .bind(host: configuration.host, port: configuration.port)
-                .get()
+            switch place {
+            case .address: return try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+            case .socket(let fd): return try await bootstrap.withBoundSocket(fd).get()
+            }
         } catch {
             throw .bindFailed("the gateway", host: configuration.host, port: configuration.port, error)
         }
@@ -185,17 +238,21 @@ public final class Gateway: Sendable {
         }
         let key = ObjectIdentifier(channel)
         connections.withLock { $0[key] = channel }
-        let metrics = metrics
+        let metrics = metrics, notes = UpgradeNotes(), registry = registry
         channel.closeFuture.whenComplete { [self] _ in
             connections.withLock { _ = $0.removeValue(forKey: key) }
             address.release()
             metrics.connectionClosed()
+            // However far it got: a granted relay is over for deskd once its connection is.
+            if case .granted(let grant) = notes.recorded {
+                registry.forget(grant.relay)
+                authority.relayEnded(grant)
+            }
         }
 
         let pipeline = channel.pipeline.syncOperations
         if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
 
-        let notes = UpgradeNotes()
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: configuration.limits.maxFrameBytes,
             automaticErrorHandling: true,
@@ -253,7 +310,13 @@ public final class Gateway: Sendable {
                 notes.record(.refused(.cookie, OpenPage.refusedSentence))
                 return nil
             }
+            environment.registry.expect(grant.relay)
             notes.record(.granted(grant))
+            // Closed while deskd answered: its close saw no grant, so end the relay here (twice is harmless).
+            if !channel.isActive {
+                environment.registry.forget(grant.relay)
+                authority.relayEnded(grant)
+            }
             var headers = HTTPHeaders()
             // noVNC asks for no subprotocol; websockify's clients ask for "binary", which is what this is.
             if offered.contains("binary") { headers.add(name: "Sec-WebSocket-Protocol", value: "binary") }

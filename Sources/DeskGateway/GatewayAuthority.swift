@@ -1,14 +1,45 @@
-/// deskd's side of the gateway: it minted the links, and it alone knows what they grant.
+/// deskd's side of the gateway: every decision about a link, a cookie or a desktop is its own.
+/// In deskd-web, the web front, this is deskd at the other end of the front socket
+/// (`RemoteAuthority`); in tests, a fake.
 public protocol GatewayAuthority: Sendable {
     /// Trades a one-time link token for a short-lived, single-use cookie value (nil: unknown, used or expired).
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)?
     /// Redeems that cookie at the WebSocket upgrade, once.
     func redeem(cookie: String) async -> GatewayGrant?
+    /// The desktop's socket for `grant`, logged in to (for a view-only grant, with the view-only
+    /// password, so Xvnc itself takes no input from it); or why it could not be reached.
+    func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal>
     /// Whether the session's links were taken back after `grant`'s cookie was spent. Asked once
     /// the relay is registered: a revoke before that found nothing to close, one after finds it.
     func isRevoked(_ grant: GatewayGrant) -> Bool
+    /// The relay `grant` opened has ended (or never got going): it no longer counts as a viewer.
+    func relayEnded(_ grant: GatewayGrant)
+}
+
+/// Why a granted browser's desktop could not be reached: said to the gateway's log, never to the browser.
+public struct DesktopRefusal: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+    public var reason: String
+
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
 }
 
 extension GatewayAuthority {
     public func isRevoked(_ grant: GatewayGrant) -> Bool { false }
+    public func relayEnded(_ grant: GatewayGrant) {}
+}
+
+/// deskd's side of the web portal: logins, their cookies, and a logged-in page's requests.
+/// Every answer is deskd's; nil where deskd could not be asked.
+public protocol PortalAuthority: Sendable {
+    func login(user: String, password: String, address: String) async -> LoginStep?
+    func answer(attempt: String, text: String, address: String) async -> LoginStep?
+    func identify(cookie: String, touch: Bool) async -> WebIdentity?
+    func logout(cookie: String) async
+    /// The control protocol's response JSON for a request's JSON, and its HTTP status; with
+    /// `touch` false (the page's own polling) the login's idle clock does not start again.
+    func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)?
 }

@@ -3,7 +3,7 @@ import NIOSSL
 extension GatewayConfiguration {
     /// The oldest TLS the gateway speaks. TLS 1.0 and 1.1 are never among them: their only
     /// ciphers are CBC with MAC-then-encrypt or RC4, and browsers dropped them in 2020.
-    public enum TLSMinimum: String, Sendable, CaseIterable {
+    public enum TLSMinimum: String, Sendable, CaseIterable, Codable {
         case tls12 = "1.2"
         case tls13 = "1.3"
 

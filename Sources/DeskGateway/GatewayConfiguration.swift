@@ -1,12 +1,12 @@
 /// Where and how the gateway listens, and what it lets browsers do.
-public struct GatewayConfiguration: Sendable, Equatable {
+public struct GatewayConfiguration: Sendable, Equatable, Codable {
     /// Which way cut text may travel between a browser and a desktop.
     ///
     /// The gateway filters the browser's ClientCutText itself. Xvnc's ServerCutText arrives
     /// among framebuffer updates whose lengths depend on their encodings, so the gateway does
     /// not parse that direction: `off` and `fromBrowser` keep the desktop's clipboard from a
     /// browser only when Xvnc is started with `-SendCutText=0` (deskd's wiring passes it).
-    public enum Clipboard: String, Sendable, CaseIterable {
+    public enum Clipboard: String, Sendable, CaseIterable, Codable {
         case both
         case toBrowser = "to-browser"
         case fromBrowser = "from-browser"
@@ -19,7 +19,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     }
 
     /// What one connection may cost the gateway.
-    public struct Limits: Sendable, Equatable {
+    public struct Limits: Sendable, Equatable, Codable {
         /// Open connections (HTTP and WebSocket together); past it, new ones are closed at once.
         public var maxConnections: Int
         /// Open connections from one remote address, so one machine cannot take every slot.

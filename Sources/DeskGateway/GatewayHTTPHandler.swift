@@ -17,16 +17,18 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     static let maxExchangeBody = 1024
+    /// The portal's API: a control request, a login.
+    static let maxAPIBody = 16 << 10
 
-    private let environment: GatewayEnvironment
+    let environment: GatewayEnvironment
     private let notes: UpgradeNotes
-    private let address: ConnectionAddress
+    let address: ConnectionAddress
     /// Behind a trusted proxy, the browser's address was over its cap at this request.
     private var overAddressCap = false
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var head: HTTPRequestHead?
-    private var body: ByteBuffer?
-    private var bodyTooLarge = false
+    var body: ByteBuffer?
+    var bodyTooLarge = false
     private var deadline: Scheduled<Void>?
     /// A connection that has been served something and then idles is closed without counting
     /// as refused; one that never completes a first request is a refusal.
@@ -71,8 +73,9 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             overAddressCap = !address.admit(request.headers)
         case .body(var chunk):
             // Only the exchange takes a body, and a small one; the rest is read and dropped.
-            guard head?.method == .POST, !bodyTooLarge else { return }
-            if (body?.readableBytes ?? 0) + chunk.readableBytes > Self.maxExchangeBody {
+            guard let head, head.method == .POST, !bodyTooLarge else { return }
+            let limit = RequestChecks.path(of: head.uri).hasPrefix("/api/") ? Self.maxAPIBody : Self.maxExchangeBody
+            if (body?.readableBytes ?? 0) + chunk.readableBytes > limit {
                 bodyTooLarge = true
                 body = nil
             } else if body == nil {
@@ -118,6 +121,9 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let path = RequestChecks.path(of: request.uri)
         // The path only: a query could hold anything, and no token or cookie is ever logged.
         environment.logger.debug("request", metadata: ["http.method": "\(request.method)", "http.path": "\(path)"])
+        if path == "/" || path.hasPrefix("/api/") || path.hasPrefix("/portal."), environment.portal != nil {
+            return routePortal(request, path: path)
+        }
         switch (request.method, path) {
         case (.GET, "/open"), (.HEAD, "/open"):
             respond(request, .ok, contentType: "text/html; charset=utf-8", body: OpenPage.html, private: true)
@@ -199,24 +205,27 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Responses
 
-    private func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String = "text/plain; charset=utf-8",
-                         body: String, private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
+    func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String = "text/plain; charset=utf-8",
+                 body: String, private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
         guard let context else { return }
         respond(request, status, contentType: contentType, body: context.channel.allocator.buffer(string: body),
                 private: isPrivate, close: close, extraHeaders: extraHeaders)
     }
 
-    private func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String, body: ByteBuffer,
-                         private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
+    func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String, body: ByteBuffer,
+                 private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
         guard let context else { return }
         var headers = extraHeaders
+        headers.add(name: "X-Frame-Options", value: "DENY")
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         headers.add(name: "Referrer-Policy", value: "no-referrer")
         if isPrivate {
             headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "Content-Security-Policy", value: OpenPage.contentSecurityPolicy)
+            if !headers.contains(name: "Content-Security-Policy") {
+                headers.add(name: "Content-Security-Policy", value: OpenPage.contentSecurityPolicy)
+            }
         } else {
             headers.add(name: "Content-Security-Policy", value: "frame-ancestors 'none'")
         }

@@ -6,7 +6,7 @@ import Synchronization
 /// whatever factory deskd hands in (Prometheus's, for `deskctl metrics` and `/metrics`).
 public final class GatewayMetrics: Sendable {
     /// Why the gateway turned a connection or request away.
-    public enum Refusal: String, Sendable, CaseIterable, Comparable {
+    public enum Refusal: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
         /// Too many connections open.
         case capacity
         /// Too many connections open from the same remote address.
@@ -32,7 +32,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// Why the gateway ended a relay that was under way.
-    public enum Cut: String, Sendable, CaseIterable, Comparable {
+    public enum Cut: String, Sendable, CaseIterable, Comparable, Codable, CodingKeyRepresentable {
         /// Nothing in either direction, not even an answer to the gateway's ping, for the idle timeout.
         case idle
         /// The browser took nothing the gateway sent for the stall timeout: its answers would
@@ -43,7 +43,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// The counters at one moment.
-    public struct Snapshot: Sendable, Equatable {
+    public struct Snapshot: Sendable, Equatable, Codable {
         public var connectionsOpen: Int
         public var connectionsOpenedTotal: Int
         /// Browsers relayed to a desktop now (they also count as connections).
@@ -52,6 +52,27 @@ public final class GatewayMetrics: Sendable {
         public var exchangesAccepted: Int
         public var refused: [Refusal: Int]
         public var cut: [Cut: Int]
+
+        /// Nothing counted: what a web front that has just connected has told deskd so far.
+        public static let zero = Snapshot(connectionsOpen: 0, connectionsOpenedTotal: 0, relaysOpen: 0, relaysOpenedTotal: 0, exchangesAccepted: 0,
+                                          refused: [:], cut: [:])
+
+        /// Every count between 0 and 2^40, and no more refusal or cut reasons than there are:
+        /// what deskd takes from a web front (a taken-over one could send anything).
+        public var isPlausible: Bool {
+            let ceiling = 1 << 40
+            let counts = [connectionsOpen, connectionsOpenedTotal, relaysOpen, relaysOpenedTotal, exchangesAccepted]
+                + Array(refused.values) + Array(cut.values)
+            return counts.allSatisfy { (0...ceiling).contains($0) }
+        }
+
+        /// The totals kept, nothing open: what a web front that has gone leaves behind.
+        public var closed: Snapshot {
+            var closed = self
+            closed.connectionsOpen = 0
+            closed.relaysOpen = 0
+            return closed
+        }
     }
 
     private let connectionsOpen = Atomic<Int>(0)
@@ -73,6 +94,8 @@ public final class GatewayMetrics: Sendable {
     private let cutNotReading = Atomic<Int>(0)
 
     private let reported: Reported
+    /// Called after every change (deskd-web tells deskd its counts from here).
+    private let onChange: (@Sendable () -> Void)?
 
     /// The swift-metrics side: names as Prometheus shows them, no per-user or per-session labels.
     private struct Reported: Sendable {
@@ -102,8 +125,39 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// `factory` receives every counter as well; the default keeps them here only.
-    public init(factory: any MetricsFactory = NOOPMetricsHandler.instance) {
+    public init(factory: any MetricsFactory = NOOPMetricsHandler.instance, onChange: (@Sendable () -> Void)? = nil) {
         reported = Reported(factory: factory)
+        self.onChange = onChange
+    }
+
+    /// deskd's side of a gateway that runs in its web front: moves the reported metrics from what
+    /// the front said last (`earlier`) to what it says now. Totals only ever grow, so a front
+    /// that restarted from zero adds nothing until it passes what it had; open counts follow it.
+    /// Both must be `isPlausible` (the arithmetic below cannot overflow then).
+    public func absorb(from earlier: Snapshot, to now: Snapshot) {
+        guard earlier.isPlausible, now.isPlausible else { return }
+        func grown(_ old: Int, _ new: Int) -> Int64 { Int64(max(0, new - old)) }
+        reported.connectionsTotal.increment(by: grown(earlier.connectionsOpenedTotal, now.connectionsOpenedTotal))
+        reported.relaysTotal.increment(by: grown(earlier.relaysOpenedTotal, now.relaysOpenedTotal))
+        reported.tokensExchanged.increment(by: grown(earlier.exchangesAccepted, now.exchangesAccepted))
+        reported.tokensRefused.increment(by: grown(earlier.refused[.token] ?? 0, now.refused[.token] ?? 0))
+        for reason in Refusal.allCases {
+            let more = max(0, (now.refused[reason] ?? 0) - (earlier.refused[reason] ?? 0))
+            withCounter(reason) { _ = $0.add(more, ordering: .relaxed) }
+            reported.refused[reason]?.increment(by: Int64(more))
+        }
+        for reason in Cut.allCases {
+            reported.cut[reason]?.increment(by: grown(earlier.cut[reason] ?? 0, now.cut[reason] ?? 0))
+        }
+        let connections = now.connectionsOpen - earlier.connectionsOpen
+        let relays = now.relaysOpen - earlier.relaysOpen
+        connectionsOpen.add(connections, ordering: .relaxed)
+        relaysOpen.add(relays, ordering: .relaxed)
+        connectionsOpenedTotal.add(max(0, now.connectionsOpenedTotal - earlier.connectionsOpenedTotal), ordering: .relaxed)
+        relaysOpenedTotal.add(max(0, now.relaysOpenedTotal - earlier.relaysOpenedTotal), ordering: .relaxed)
+        exchangesAccepted.add(max(0, now.exchangesAccepted - earlier.exchangesAccepted), ordering: .relaxed)
+        if connections > 0 { reported.connections.increment(by: Double(connections)) } else if connections < 0 { reported.connections.decrement(by: Double(-connections)) }
+        if relays > 0 { reported.relays.increment(by: Double(relays)) } else if relays < 0 { reported.relays.decrement(by: Double(-relays)) }
     }
 
     public var snapshot: Snapshot {
@@ -119,6 +173,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     func cut(_ reason: Cut) {
+        defer { onChange?() }
         switch reason {
         case .idle: cutIdle.add(1, ordering: .relaxed)
         case .notReading: cutNotReading.add(1, ordering: .relaxed)
@@ -131,6 +186,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     func refused(_ reason: Refusal) {
+        defer { onChange?() }
         withCounter(reason) { _ = $0.add(1, ordering: .relaxed) }
         reported.refused[reason]?.increment()
         if reason == .token { reported.tokensRefused.increment() }
@@ -138,11 +194,13 @@ public final class GatewayMetrics: Sendable {
 
     /// A link's token traded for a cookie.
     func exchanged() {
+        defer { onChange?() }
         exchangesAccepted.add(1, ordering: .relaxed)
         reported.tokensExchanged.increment()
     }
 
     func relayOpened() {
+        defer { onChange?() }
         relaysOpen.add(1, ordering: .relaxed)
         relaysOpenedTotal.add(1, ordering: .relaxed)
         reported.relays.increment()
@@ -150,6 +208,7 @@ public final class GatewayMetrics: Sendable {
     }
 
     func relayClosed() {
+        defer { onChange?() }
         relaysOpen.subtract(1, ordering: .relaxed)
         reported.relays.decrement()
     }
@@ -163,12 +222,14 @@ public final class GatewayMetrics: Sendable {
             return false
         }
         connectionsOpenedTotal.add(1, ordering: .relaxed)
+        defer { onChange?() }
         reported.connections.increment()
         reported.connectionsTotal.increment()
         return true
     }
 
     func connectionClosed() {
+        defer { onChange?() }
         connectionsOpen.subtract(1, ordering: .relaxed)
         reported.connections.decrement()
     }

@@ -68,6 +68,24 @@ public final class MetricsEndpoint: Sendable {
         await server.serveUntilShutdown()
     }
 
+    /// Serves on a socket deskd bound and passed over (deskd-web), until a graceful shutdown or
+    /// the task's cancellation.
+    public func serve(listeningSocket fd: Int32) async throws(GatewayError) {
+        let server: any Channel
+        do {
+            server = try await ServerBootstrap(group: group)
+                .childChannelInitializer { [self] channel in
+                    channel.eventLoop.makeCompletedFuture { try self.initialize(channel) }
+                }
+                .withBoundSocket(fd)
+                .get()
+        } catch {
+            throw GatewayError(.bindFailed, "the metrics endpoint could not serve on the socket deskd passed: \(error)")
+        }
+        boundPort.withLock { $0 = server.localAddress?.port }
+        await serve(server)
+    }
+
     private func initialize(_ channel: any Channel) throws {
         guard open.add(1, ordering: .relaxed).newValue <= Self.maxConnections else {
             open.subtract(1, ordering: .relaxed)

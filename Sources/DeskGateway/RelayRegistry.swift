@@ -4,26 +4,68 @@ import Synchronization
 /// The browsers relayed to each session now, so deskd can count them and close them.
 final class RelayRegistry: Sendable {
     private struct Relay {
-        let sessionID: String
-        let viewOnly: Bool
+        let grant: GatewayGrant
         let channel: any Channel
     }
 
-    private let relays = Mutex<[ObjectIdentifier: Relay]>([:])
+    private struct State {
+        var relays: [ObjectIdentifier: Relay] = [:]
+        /// Relays granted whose channel is not registered yet.
+        var expected: Set<UInt64> = []
+        /// Of those, the ones deskd closed already: refused as they come.
+        var closedEarly: Set<UInt64> = []
+    }
 
-    func add(_ channel: any Channel, sessionID: String, viewOnly: Bool) {
-        relays.withLock { $0[ObjectIdentifier(channel)] = Relay(sessionID: sessionID, viewOnly: viewOnly, channel: channel) }
+    private let state = Mutex(State())
+
+    /// Registers a relay; false when deskd has already closed it (the caller ends it).
+    @discardableResult
+    func add(_ channel: any Channel, grant: GatewayGrant) -> Bool {
+        state.withLock { state in
+            state.expected.remove(grant.relay)
+            if state.closedEarly.remove(grant.relay) != nil { return false }
+            state.relays[ObjectIdentifier(channel)] = Relay(grant: grant, channel: channel)
+            return true
+        }
+    }
+
+    /// A relay was granted; its channel registers soon.
+    func expect(_ relay: UInt64) {
+        _ = state.withLock { $0.expected.insert(relay) }
+    }
+
+    /// A granted relay's connection has closed, whether or not it got as far as relaying.
+    func forget(_ relay: UInt64) {
+        state.withLock { state in
+            state.expected.remove(relay)
+            state.closedEarly.remove(relay)
+        }
     }
 
     func remove(_ channel: any Channel) {
-        _ = relays.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.relays.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
     /// The browsers relayed to `sessionID` (every session's with nil); with `viewOnlyOnly`, the
     /// view-only ones.
     func channels(of sessionID: String?, viewOnlyOnly: Bool = false) -> [any Channel] {
-        relays.withLock { relays in
-            relays.values.filter { (sessionID == nil || $0.sessionID == sessionID) && ($0.viewOnly || !viewOnlyOnly) }.map(\.channel)
+        state.withLock { state in
+            state.relays.values.filter { (sessionID == nil || $0.grant.sessionID == sessionID) && ($0.grant.viewOnly || !viewOnlyOnly) }.map(\.channel)
+        }
+    }
+
+    /// The channels of `relays`; a relay not registered yet is remembered, and closed when it is.
+    func take(relays: [UInt64]) -> [any Channel] {
+        state.withLock { state in
+            var found: [any Channel] = []
+            for relay in relays {
+                if let match = state.relays.values.first(where: { $0.grant.relay == relay }) {
+                    found.append(match.channel)
+                } else if state.expected.contains(relay) {
+                    state.closedEarly.insert(relay)
+                }
+            }
+            return found
         }
     }
 }

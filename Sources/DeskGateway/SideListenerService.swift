@@ -2,7 +2,6 @@ import DeskCore
 import DeskLinux
 import FoundationEssentials
 import Logging
-import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -57,11 +56,15 @@ public final class SideListenerService: Service, Sendable {
     public var current: SideListenerStatus { status.withLock { $0 } }
 
     public func run() async throws {
+        try await run(listener)
+    }
+
+    private func run<Listener: SideListener>(_ listener: Listener) async throws {
         var failuresInARow = 0
         var lastProblem: String?
         var lastError: GatewayError?
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let server: any Channel
+            let server: Listener.Bound
             do {
                 server = try await listener.listen()
             } catch {
@@ -88,7 +91,7 @@ public final class SideListenerService: Service, Sendable {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
                 continue
             }
-            let port = server.localAddress?.port ?? listener.requestedPort
+            let port = listener.port(of: server) ?? listener.requestedPort
             let updated = status.withLock { status in
                 status.listening = true
                 status.problem = nil

@@ -78,9 +78,10 @@ final class DesktopJob {
         var heardSignals = false
         while true {
             if let endCause { return endCause }
-            // scancel and the time limit signal every process of the job at once: a desktop
-            // killed by one is Slurm's end, whose own signal here may be a moment behind.
-            if !heardSignals, [xvnc?.end, desktop?.end].contains(where: Self.isKilled) {
+            // scancel and the time limit signal every process of the job at once: Xvnc or a
+            // desktop that ended then (killed, or exiting 0 as Xvnc does on SIGTERM) is Slurm's
+            // end, whose own signal here may be a moment behind. So any end waits 100 ms for it.
+            if !heardSignals, xvnc?.end != nil || desktop?.end != nil {
                 heardSignals = true
                 pause(.milliseconds(100))
                 continue
@@ -94,11 +95,6 @@ final class DesktopJob {
             }
             pause(max(.zero, nextCount - .now))
         }
-    }
-
-    private static func isKilled(_ end: ProcessEnd?) -> Bool {
-        if case .killed = end { return true }
-        return false
     }
 
     private func countViewers() {

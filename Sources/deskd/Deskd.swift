@@ -69,6 +69,17 @@ struct Deskd: AsyncParsableCommand {
     @Option(name: .customLong("print-config-manual"), help: .hidden)
     var configManualDate: String?
 
+    /// Who starts deskd-web, the web front that serves the gateway and the metrics endpoint.
+    enum WebFrontStart: String, ExpressibleByArgument, CaseIterable {
+        /// deskd starts it as `[web] user` and starts it again if it exits.
+        case spawn
+        /// A service manager does (deskd-web.service, with its sandbox); deskd only waits for it.
+        case external
+    }
+
+    @Option(name: .customLong("web-front"), help: "Who starts deskd-web, which serves the gateway and the metrics: spawn (deskd, as web.user; the default) or external (deskd-web.service).")
+    var webFront: WebFrontStart = .spawn
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: daemon.log_level or info).")
     var logLevel: Logger.Level?
 
@@ -156,8 +167,11 @@ struct Deskd: AsyncParsableCommand {
         // The browser gateway and the metrics endpoint, when configured. Unlike the control
         // socket, neither may stop deskd: any local user can bind their port first, and the
         // desktops must stay manageable. They wait and try again (deskctl status says why).
-        if let gateway = service.browserGateway(logger: logger) { services.append(.init(service: service.sideListener(gateway, logger: logger))) }
-        if let metrics = service.metricsEndpoint(logger: logger) { services.append(.init(service: service.sideListener(metrics, logger: logger))) }
+        // Both are served by deskd-web, the web front, as an unprivileged user: deskd binds their
+        // ports and decides every request, and parses no HTTP, TLS or WebSocket itself.
+        for side in service.webFrontServices(spawnFront: webFront == .spawn, logLevel: configuration.logLevel, logger: logger) {
+            services.append(.init(service: side))
+        }
         if configuration.slurm.isEnabled { services.append(.init(service: ClusterService(service: service))) }
         let group = ServiceGroup(configuration: .init(
             services: services,

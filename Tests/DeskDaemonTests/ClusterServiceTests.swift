@@ -1,5 +1,6 @@
 @testable import DeskDaemon
 import DeskCore
+import DeskGateway
 import DeskLinux
 import Foundation
 import Logging
@@ -289,7 +290,7 @@ import Testing
         var shown = try await desk.shown(session.id)
         #expect(shown.state == .queued && shown.slurm?.reason == "Resources" && shown.slurm?.node == nil)
         #expect(try desk.record(of: session.id)?.session.slurm?.reason == "Resources", "the reason is not on record")
-        #expect(await managed.clusterGatewayLogin(viewOnly: false) == nil)
+        #expect(await managed.clusterDesktopLogin(viewOnly: false) == nil)
 
         // Slurm runs it; the job has not reported yet: starting, on its node, with its end in sight.
         let now = Date()
@@ -306,10 +307,10 @@ import Testing
         let record = try #require(try desk.record(of: session.id))
         let cluster = try #require(record.cluster)
         #expect(cluster.address == "10.77.0.11" && cluster.port == 41234 && record.session.rfbSocket == "/tmp/.X11-unix/X5")
-        let login = try #require(await managed.clusterGatewayLogin(viewOnly: false))
+        let login = try #require(await managed.clusterDesktopLogin(viewOnly: false))
         #expect(login.address == "10.77.0.11" && login.endpoint == .tcp(port: 41234) && login.password == cluster.password)
         #expect(login.hop?.session == session.id && login.hop?.key == cluster.keyBytes && login.hop?.key != nil)
-        #expect(await managed.clusterGatewayLogin(viewOnly: true)?.password == cluster.viewOnlyPassword)
+        #expect(await managed.clusterDesktopLogin(viewOnly: true)?.password == cluster.viewOnlyPassword)
 
         // Viewers, as the job counts them.
         await managed.jobReported(JobReport(event: .viewers, viewers: 2))
@@ -508,7 +509,7 @@ import Testing
         #expect(try next.auditTrail.filter { $0.command == .ended }.isEmpty)
         #expect(!next.service.environment.cluster.hub.isEmpty)
         let adopted = try await next.managed(ready.id)
-        let login = try #require(await adopted.clusterGatewayLogin(viewOnly: false))
+        let login = try #require(await adopted.clusterDesktopLogin(viewOnly: false))
         #expect(login.address == "10.77.0.11" && login.endpoint == .tcp(port: 41234) && login.hop?.key == HexBytes.decode(keys[1], count: 32))
 
         // The queued one's job reports in to the new deskd.
@@ -544,7 +545,7 @@ import Testing
         await managed.jobReported(JobReport(event: .failed, message: "late"))
         try await Task.sleep(for: .milliseconds(100))
         #expect(await managed.session.state == .exited)
-        #expect(await managed.clusterGatewayLogin(viewOnly: false) == nil)
+        #expect(await managed.clusterDesktopLogin(viewOnly: false) == nil)
         #expect(desk.recordFiles.isEmpty, "a late report wrote an ended session's record back")
         #expect(desk.service.environment.cluster.hub.isEmpty)
         #expect(try desk.auditTrail.filter { $0.command == .ended }.map(\.outcome) == ["killed by alice"])
@@ -651,7 +652,7 @@ import Testing
         await managed.jobReported(Self.ready)
         #expect(await managed.session.state == .stopping)
         #expect(await managed.record.cluster?.address == nil, "a report during the teardown changed the session")
-        #expect(await managed.clusterGatewayLogin(viewOnly: false) == nil)
+        #expect(await managed.clusterDesktopLogin(viewOnly: false) == nil)
         desk.scheduler.state.withLock { $0.holdCancel = false }
         _ = try await kill.value
         #expect(await managed.session.state == .exited)

@@ -21,7 +21,7 @@ import VNCViewer
     static let missingTools = BootedDebian.missingTools
     static let user = "deskt-booted"
     /// The desktop processes purge must leave none of (non-zombie).
-    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "Xtigervnc", "Xvnc", "xterm", "openbox"]
+    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "deskd-web", "Xtigervnc", "Xvnc", "xterm", "openbox"]
     /// Beside the package's Depends and Recommends, the image holds what its desktop templates run
     /// (xsetroot and xrdb), as a host that installs a desktop has it, and man-db: with it
     /// `systemd-analyze verify` checks the units' Documentation= pages against the installed ones
@@ -119,7 +119,7 @@ import VNCViewer
         let active = try inside(["systemctl", "is-active", "deskd"])
         let journalAfterInstall = try journal()
         #expect(active.stdout == "active\n", "systemctl is-active deskd: \(active.stdout)\(journalAfterInstall)")
-        let verify = try inside(["systemd-analyze", "verify", "deskd.service", "deskd-reap.service", "deskd-reap.timer"])
+        let verify = try inside(["systemd-analyze", "verify", "deskd.service", "deskd-web.service", "deskd-reap.service", "deskd-reap.timer"])
         print("BootedSystemdTests: systemd-analyze verify → exit \(verify.status) \(verify.stdout)\(verify.stderr)")
         #expect(verify.status == 0 && verify.stdout.isEmpty && verify.stderr.isEmpty, "systemd-analyze verify: \(verify.stdout)\(verify.stderr)")
         let service = try show("Type,StatusText,NRestarts,MainPID,ActiveState,SubState")
@@ -151,8 +151,9 @@ import VNCViewer
         #expect(startLog.contains("listening"), "\(startLog)")
         if session != nil { #expect(startLog.contains("session started"), "\(startLog)") }
 
-        // The admin edits deskd.toml and reloads: the new limit is in force.
-        let edited = "# edited by the booted test\n[limits]\nmax_sessions_per_user = 1\n"
+        // The admin edits deskd.toml and reloads: the new limit is in force. (The gateway and the
+        // metrics endpoint take effect at the restart below.)
+        let edited = "# edited by the booted test\n[limits]\nmax_sessions_per_user = 1\n[web]\nlisten = \"127.0.0.1:8080\"\n[metrics]\nlisten = \"127.0.0.1:9466\"\n"
         try writeConfiguration(edited)
         let reload = try inside(["systemctl", "reload", "deskd"])
         #expect(reload.status == 0, "systemctl reload deskd: \(reload.stderr)")
@@ -189,6 +190,32 @@ import VNCViewer
             #expect(try journal().contains("session adopted"))
             handshake(session, session.password ?? "", "after systemctl restart")
         }
+
+        // The web front: deskd-web.service, as deskd-web, in its sandbox, serves the gateway and the
+        // metrics on the ports deskd bound; deskd itself parses no HTTP.
+        var frontActive = ""
+        _ = eventually(15) { frontActive = (try? inside(["systemctl", "is-active", "deskd-web"]).stdout) ?? ""; return frontActive == "active\n" }
+        #expect(frontActive == "active\n", "systemctl is-active deskd-web: \(frontActive)\n\((try? inside(["journalctl", "-u", "deskd-web", "--no-pager", "-o", "cat"]).stdout) ?? "")")
+        let frontPS = try inside(["ps", "-o", "pid=,user:20=,comm=", "-C", "deskd-web"]).stdout
+        print("BootedSystemdTests: ps -C deskd-web → \(frontPS.trimming())")
+        let frontFields = frontPS.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        #expect(frontFields.count == 3 && frontFields[1] == "deskd-web", "ps -C deskd-web: \(frontPS)")
+        if let frontPID = frontFields.first {
+            let frontStatus = try inside(["grep", "-E", "^(NoNewPrivs|CapEff|CapBnd|Seccomp):", "/proc/\(frontPID)/status"]).stdout
+            print("BootedSystemdTests: deskd-web's /proc/PID/status: \(frontStatus.split(separator: "\n").joined(separator: ", "))")
+            #expect(frontStatus.contains("NoNewPrivs:\t1") && frontStatus.contains("CapBnd:\t0000000000000000") && frontStatus.contains("Seccomp:\t2"), "\(frontStatus)")
+        }
+        let exposure = try inside(["systemd-analyze", "security", "--no-pager", "deskd-web.service"]).stdout
+        print("BootedSystemdTests: systemd-analyze security deskd-web.service → \(exposure.split(separator: "\n").last ?? "")")
+        let get = { (port: Int, path: String) throws -> String in
+            try box.exec(["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' >&3 && timeout 10 cat <&3"]).stdout
+        }
+        var scrape = ""
+        _ = eventually(10) { scrape = (try? get(9466, "/metrics")) ?? ""; return scrape.contains("deskd_sessions") }
+        #expect(scrape.hasPrefix("HTTP/1.1 200") && scrape.contains("deskd_sessions{state=\"ready\"}"), "GET /metrics through deskd-web: \(scrape.prefix(400))")
+        let page = try get(8080, "/open")
+        #expect(page.hasPrefix("HTTP/1.1 200"), "GET /open through deskd-web: \(page.prefix(400))")
+        print("BootedSystemdTests: through deskd-web: GET /metrics → \(scrape.split(separator: "\r\n").first ?? ""), GET /open → \(page.split(separator: "\r\n").first ?? "")")
 
         // The reap timer is scheduled, and its service runs (the desktop is not idle for 2 h).
         #expect(try inside(["systemctl", "is-active", "deskd-reap.timer"]).stdout == "active\n")

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The Debian package as dpkg-buildpackage makes it (scripts/make-deb; debian/): lintian finds no
-/// error in it, its conffiles are the configuration and the PAM file and nothing else, it holds
+/// error in it, its conffiles are the configuration and the PAM files and nothing else, it holds
 /// every file in its place with its mode, its maintainer scripts enable, start and restart what
 /// they should, and it depends on what deskd runs. Nothing is installed into this host (a booted
 /// container installs it). Needs no root: the package builds with Rules-Requires-Root: no.
@@ -32,12 +32,13 @@ struct DebianPackageTests {
             let deb = try await DebianPackage.deb()
             let listed = try DebianPackage.sh("dpkg-deb --info \"$1\" conffiles", deb)
             #expect(listed.status == 0, "\(listed.stderr)")
-            #expect(listed.stdout.split(separator: "\n").map(String.init).sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd"])
+            #expect(listed.stdout.split(separator: "\n").map(String.init).sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd", "/etc/pam.d/deskd-web"])
             let underEtc = try DebianPackage.contents(deb).filter { $0.key.hasPrefix("/etc/") }
-            #expect(underEtc.filter { !$0.value.hasPrefix("d") }.keys.sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd"])
+            #expect(underEtc.filter { !$0.value.hasPrefix("d") }.keys.sorted() == ["/etc/deskd/deskd.toml", "/etc/pam.d/deskd", "/etc/pam.d/deskd-web"])
             // The admin's template directory, shipped empty.
             #expect(underEtc["/etc/deskd/templates"]?.hasPrefix("drwxr-xr-x") == true)
             #expect(try DebianPackage.data(deb, "/etc/pam.d/deskd").contains("@include common-session"))
+            #expect(try DebianPackage.data(deb, "/etc/pam.d/deskd-web").contains("@include common-auth"))
         }
     }
 
@@ -45,12 +46,12 @@ struct DebianPackageTests {
         try await withTaskExecutorPreference(DebianPackage.thread) {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
-            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job"]
+            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web", "/usr/libexec/deskd/deskd-auth"]
                 + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")
             }
-            let files = ["deskd.service", "deskd-reap.service", "deskd-reap.timer"].map { "/usr/lib/systemd/system/\($0)" }
+            let files = ["deskd.service", "deskd-web.service", "deskd-reap.service", "deskd-reap.timer"].map { "/usr/lib/systemd/system/\($0)" }
                 + ["/usr/lib/sysusers.d/deskd.conf", "/usr/lib/tmpfiles.d/deskd.conf",
                    "/usr/share/man/man1/deskctl.1.gz", "/usr/share/man/man5/deskd.toml.5.gz", "/usr/share/man/man8/deskd.8.gz",
                    "/usr/share/bash-completion/completions/deskctl", "/usr/share/bash-completion/completions/deskd",
@@ -65,7 +66,9 @@ struct DebianPackageTests {
             // Units in /usr/lib only (nothing in /lib), naming the binaries where the package puts them.
             #expect(!entries.keys.contains { $0 == "/lib" || $0.hasPrefix("/lib/") })
             let unit = try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd.service")
-            #expect(unit.contains("ExecStart=/usr/sbin/deskd\n") && unit.contains("KillMode=process"), "\(unit)")
+            #expect(unit.contains("ExecStart=/usr/sbin/deskd --web-front external\n") && unit.contains("KillMode=process"), "\(unit)")
+            let front = try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd-web.service")
+            #expect(front.contains("ExecStart=/usr/libexec/deskd/deskd-web --socket /run/deskd/web.sock\n") && front.contains("User=deskd-web"), "\(front)")
             #expect(try DebianPackage.data(deb, "/usr/lib/systemd/system/deskd-reap.service").contains("ExecStart=/usr/bin/deskctl reap"))
             // bash-completion sources its files: no #! line.
             let completion = try DebianPackage.data(deb, "/usr/share/bash-completion/completions/deskctl")

@@ -11,11 +11,15 @@ struct InstallTests {
     static let expectedFiles = [
         "etc/deskd/deskd.toml",
         "etc/pam.d/deskd",
+        "etc/pam.d/deskd-web",
         "usr/bin/deskctl",
+        "usr/libexec/deskd/deskd-auth",
         "usr/libexec/deskd/deskd-job",
         "usr/libexec/deskd/deskd-session",
+        "usr/libexec/deskd/deskd-web",
         "usr/sbin/deskd",
         "usr/lib/systemd/system/deskd.service",
+        "usr/lib/systemd/system/deskd-web.service",
         "usr/lib/systemd/system/deskd-reap.service",
         "usr/lib/systemd/system/deskd-reap.timer",
         "usr/lib/tmpfiles.d/deskd.conf",
@@ -60,7 +64,9 @@ struct InstallTests {
 
         // The units name the binaries where PREFIX put them; the completions are real scripts.
         let unit = try String(contentsOf: stage.appendingPathComponent("usr/lib/systemd/system/deskd.service"), encoding: .utf8)
-        #expect(unit.contains("ExecStart=/usr/sbin/deskd\n") && unit.contains("Type=notify") && unit.contains("KillMode=process"))
+        #expect(unit.contains("ExecStart=/usr/sbin/deskd --web-front external\n") && unit.contains("Type=notify") && unit.contains("KillMode=process"))
+        let front = try String(contentsOf: stage.appendingPathComponent("usr/lib/systemd/system/deskd-web.service"), encoding: .utf8)
+        #expect(front.contains("ExecStart=/usr/libexec/deskd/deskd-web --socket /run/deskd/web.sock\n") && front.contains("User=deskd-web"))
         let reap = try String(contentsOf: stage.appendingPathComponent("usr/lib/systemd/system/deskd-reap.service"), encoding: .utf8)
         #expect(reap.contains("ExecStart=/usr/bin/deskctl reap --idle 2h"))
         let bash = try String(contentsOf: stage.appendingPathComponent("usr/share/bash-completion/completions/deskctl"), encoding: .utf8)
@@ -69,7 +75,8 @@ struct InstallTests {
         #expect(stat(stage.appendingPathComponent("usr/sbin/deskd").path, &info) == 0 && info.st_mode & 0o777 == 0o755)
         // Installed binaries are stripped: each is smaller than the build's (which keeps its symbols).
         for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session"),
-                                  ("usr/libexec/deskd/deskd-job", "deskd-job")] {
+                                  ("usr/libexec/deskd/deskd-job", "deskd-job"), ("usr/libexec/deskd/deskd-web", "deskd-web"),
+                                  ("usr/libexec/deskd/deskd-auth", "deskd-auth")] {
             var staged = stat(), original = stat()
             #expect(stat(stage.appendingPathComponent(installed).path, &staged) == 0
                     && stat(TestEnvironment.products.appendingPathComponent(built).path, &original) == 0

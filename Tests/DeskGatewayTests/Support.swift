@@ -12,10 +12,13 @@ import Synchronization
 actor FakeAuthority: GatewayAuthority {
     private var tokens: [String: Bool] = [:]
     private var cookies: [String: GatewayGrant] = [:]
+    private var nextRelay: UInt64 = 1
     let endpoint: String
     let password: String
     /// The pid that must serve `endpoint`: this process for a `FakeXvnc`, the server's for a `RealXvnc`.
     let xvnc: pid_t
+    /// Relays the gateway said have ended.
+    private(set) var ended: Set<UInt64> = []
 
     init(endpoint: String, password: String, xvnc: pid_t = getpid()) {
         self.endpoint = endpoint
@@ -32,12 +35,28 @@ actor FakeAuthority: GatewayAuthority {
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
         guard let viewOnly = tokens.removeValue(forKey: token) else { return nil }
         let cookie = "c" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        cookies[cookie] = GatewayGrant(sessionID: "3", endpoint: .unixSocket(path: endpoint), xvnc: xvnc, password: password, viewOnly: viewOnly)
+        cookies[cookie] = GatewayGrant(sessionID: "3", viewOnly: viewOnly, relay: nextRelay)
+        nextRelay += 1
         return (cookie, viewOnly)
     }
 
     func redeem(cookie: String) async -> GatewayGrant? {
         cookies.removeValue(forKey: cookie)
+    }
+
+    /// As deskd does: logs in to the desktop with the password, off the caller's thread.
+    nonisolated func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal> {
+        let login = DesktopLogin(endpoint: .unixSocket(path: endpoint), xvnc: xvnc, password: password)
+        return await onDedicatedThread { Result { () throws(RFBClient.Failure) in try login.open(timeout: .seconds(5)) } }
+            .mapError { DesktopRefusal($0.description) }
+    }
+
+    nonisolated func relayEnded(_ grant: GatewayGrant) {
+        Task { await self.noteEnded(grant.relay) }
+    }
+
+    private func noteEnded(_ relay: UInt64) {
+        ended.insert(relay)
     }
 }
 

@@ -35,11 +35,13 @@ import os
 import pwd
 import queue
 import secrets
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -668,11 +670,19 @@ def scenario_failures(args, user):
     assert_clean(user, None, job)
 
     # A node whose /tmp has no .X11-unix (a fresh tmpfs here, in a mount namespace of its own).
-    deskd = FakeDeskd(secrets.token_hex(16), secrets.token_bytes(32))
-    job = Job(args.job, user, deskd, wrapper=["unshare", "--mount", "--propagation=private", "sh", "-c",
-                                              'mount -t tmpfs -o mode=1777 none /tmp && exec "$@"', "sh"])
-    failed = deskd.expect("failed")
-    status = job.wait()
+    # The job runs from a copy outside /tmp: that fresh /tmp would hide a build under /tmp (a CI
+    # clone there), and the job would never start.
+    outside = tempfile.mkdtemp(dir="/var/tmp", prefix="deskd-job-selftest-")
+    try:
+        os.chmod(outside, 0o755)
+        program = shutil.copy(args.job, outside)
+        deskd = FakeDeskd(secrets.token_hex(16), secrets.token_bytes(32))
+        job = Job(program, user, deskd, wrapper=["unshare", "--mount", "--propagation=private", "sh", "-c",
+                                                 'mount -t tmpfs -o mode=1777 none /tmp && exec "$@"', "sh"])
+        failed = deskd.expect("failed")
+        status = job.wait()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
     check(status == 1 and "/tmp/.X11-unix is missing" in failed["message"], f"no /tmp/.X11-unix: `failed` ({failed['message']}), exit status {status}")
     assert_clean(user, None, job)
 

@@ -104,4 +104,17 @@ int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int pre
 /// (prctl is variadic: Swift cannot call it.)
 int deskd_become_subreaper(void);
 
+/// The most descriptors one message between deskd and its web front carries.
+#define DESKD_MAX_PASSED_FDS 4
+
+/// sendmsg(2) of one record on a SOCK_SEQPACKET socket with `nfds` descriptors (SCM_RIGHTS;
+/// at most DESKD_MAX_PASSED_FDS) and MSG_NOSIGNAL, and MSG_DONTWAIT when `dont_wait`: the CMSG_*
+/// macros are beyond Swift. Returns what sendmsg returns.
+ssize_t deskd_send_record(int sock, const void *buffer, size_t length, const int *fds, int nfds, int dont_wait);
+
+/// recvmsg(2) of one record, its descriptors close-on-exec into `fds` (`*nfds` of them). A record
+/// longer than `length`, or with more descriptors than DESKD_MAX_PASSED_FDS, is refused: what came
+/// with it is closed and -1 returned with EMSGSIZE. 0 at the peer's end.
+ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, int *nfds);
+
 #endif

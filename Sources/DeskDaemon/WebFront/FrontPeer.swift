@@ -1,0 +1,33 @@
+import DeskGateway
+import DeskLinux
+import Glibc
+import Synchronization
+
+/// One connection of deskd-web, the web front, to deskd's front socket.
+final class FrontPeer: Sendable {
+    let socket: RecordSocket
+    let credentials: PeerCredentials
+    /// What the front last said its gateway had counted (deskd's metrics move from it).
+    let counts = Mutex(GatewayMetrics.Snapshot.zero)
+    /// Requests being answered now: a front that asks faster than deskd answers is cut off.
+    let inFlight = Atomic<Int>(0)
+
+    static let maxInFlight = 1024
+    /// Set once its connection has ended (under `BrowserRelays`' lock): no relay is granted to it after.
+    let isClosed = Atomic<Bool>(false)
+
+    init(socket: RecordSocket, credentials: PeerCredentials) {
+        self.socket = socket
+        self.credentials = credentials
+    }
+
+    var id: ObjectIdentifier { ObjectIdentifier(self) }
+
+    /// Sends `event` and the descriptors (deskd's copies stay open: the caller closes them).
+    /// Never waits: a front that does not read its socket is cut off instead.
+    func send(_ event: FrontEvent, descriptors: [Int32] = []) {
+        do { try socket.send(FrontWire.encode(event), descriptors: descriptors, wait: false) } catch {
+            socket.shutdown()
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import DeskCore
+import DeskGateway
+import DeskLinux
+import Glibc
+import Logging
+import Synchronization
+
+/// deskd's answers to its web front: which link a token is, what a cookie lets a browser do,
+/// and the desktop's socket for a relay it granted, logged in to by deskd. The front never sees
+/// a password, and a front that has been taken over gets no desktop without a live link.
+struct FrontRequests: Sendable {
+    let service: SessionService
+    /// How long logging in to a desktop may take (the gateway's handshake timeout).
+    let handshakeTimeout: Duration
+    /// Desktop logins under way for every front together: each holds a thread and a socket.
+    let loginsUnderWay = LoginSlots(limit: 32)
+    /// Portal logins and their cookies.
+    let portal: WebPortal
+
+    /// A browser's address as the front says it: printable and short, or "?" (it reaches the
+    /// audit trail and the throttle's table).
+    static func address(_ text: String) -> String {
+        text.utf8.count <= 64 && !text.isEmpty && text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) ? text : "?"
+    }
+
+    /// What a request did to its front's connection.
+    enum Outcome {
+        /// Answered (or needs no answer).
+        case handled
+        /// Needs a wait: `handle` answers it, in a task.
+        case later
+        /// Not what a front sends: its connection ends.
+        case cutOff(String)
+    }
+
+    var environment: SessionEnvironment { service.environment }
+    private var logger: Logger { environment.logger }
+
+    /// Answers the requests that need no wait, in the order they came (counts must not be
+    /// taken out of order).
+    func handleAtOnce(_ request: FrontRequest, from front: FrontPeer, offered: Set<String>) -> Outcome {
+        switch request {
+        case .relayEnded(let relay):
+            environment.browsers.end(relay, of: front)
+        case .counts(let now):
+            guard now.isPlausible else { return .cutOff("its counts are out of range") }
+            let earlier = front.counts.withLock { counts in
+                defer { counts = now }
+                return counts
+            }
+            environment.gatewayMetrics.absorb(from: earlier, to: now)
+        case .listenerFailed(let listener, let reason):
+            // Only a listener deskd passed it, and a reason of a line: it reaches status and the log.
+            guard offered.contains(listener) else { return .cutOff("it named a listener deskd never passed it") }
+            let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
+            logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
+            environment.listeners.frontFailed(listener, reason: sentence)
+        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .identify, .logout, .request:
+            return .later
+        }
+        return .handled
+    }
+
+    func handle(_ request: FrontRequest, from front: FrontPeer) async {
+        switch request {
+        case .exchange(let call, let token):
+            let traded = exchange(token: token)
+            front.send(.exchanged(call: call, cookie: traded?.cookie, viewOnly: traded?.viewOnly ?? false))
+        case .redeem(let call, let cookie):
+            front.send(.redeemed(call: call, grant: await redeem(cookie: cookie, front: front)))
+        case .connect(let call, let relay):
+            switch await openDesktop(relay: relay, front: front) {
+            case .success(let fd):
+                front.send(.connected(call: call, refusal: nil), descriptors: [fd])
+                close(fd)
+            case .failure(let refusal):
+                front.send(.connected(call: call, refusal: refusal))
+            }
+        case .scrape(let call):
+            front.send(.scraped(call: call, text: await service.metricsText()))
+        case .login(let call, let user, let password, let address):
+            front.send(.loginStep(call: call, step: await portal.login(user: user, password: password, address: Self.address(address))))
+        case .loginAnswer(let call, let attempt, let answer, let address):
+            front.send(.loginStep(call: call, step: await portal.answer(attempt: attempt, text: answer, address: Self.address(address))))
+        case .identify(let call, let cookie, let touch):
+            front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
+        case .logout(let call, let cookie):
+            await portal.logout(cookie: cookie)
+            front.send(.identity(call: call, identity: nil))
+        case .request(let call, let cookie, let csrf, let body, let touch):
+            let (status, text) = await portal.request(cookie: cookie, csrf: csrf, body: body, touch: touch)
+            front.send(.answered(call: call, status: status, body: text))
+        case .relayEnded, .counts, .listenerFailed:
+            break   // handleAtOnce's
+        }
+    }
+
+    private func exchange(token: String) -> (cookie: String, viewOnly: Bool)? {
+        guard let traded = environment.links.exchange(token: token), makerMayStillOpen(traded.grant) else { return nil }
+        return (traded.cookie, traded.grant.viewOnly)
+    }
+
+    private func redeem(cookie: String, front: FrontPeer) async -> GatewayGrant? {
+        guard let (grant, epoch) = environment.links.redeem(cookie: cookie), makerMayStillOpen(grant),
+              let managed = await environment.registry.session(id: grant.sessionID),
+              let login = await managed.gatewayLogin(viewOnly: grant.viewOnly) else { return nil }
+        logger.info("browser connected through the gateway", metadata: [
+            "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
+            "link.viewOnly": "\(grant.viewOnly)",
+        ])
+        guard let relay = environment.browsers.grant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, epoch: epoch, login: login, front: front) else {
+            return nil   // the front has gone meanwhile
+        }
+        return GatewayGrant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, relay: relay)
+    }
+
+    /// Only for a relay this front was granted, once, while it is open: a revoke or the
+    /// session's end since the cookie was spent removed it, and then there is nothing to open.
+    /// Looked at again once the login is done: a revoke during the login closes the socket here.
+    private func openDesktop(relay number: UInt64, front: FrontPeer) async -> Result<Int32, DesktopRefusal> {
+        let links = environment.links, browsers = environment.browsers
+        guard let relay = browsers.open(number, of: front),
+              !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+            return .failure(DesktopRefusal("relay \(number) is not open: it was opened already, its link was taken back, or its session ended"))
+        }
+        guard loginsUnderWay.take() else {
+            return .failure(DesktopRefusal("deskd is logging in to \(loginsUnderWay.limit) desktops for browsers already; try again"))
+        }
+        defer { loginsUnderWay.give() }
+        let login = relay.login, timeout = handshakeTimeout
+        let opened = await onDedicatedThread { Result { () throws(RFBClient.Failure) in try login.open(timeout: timeout) } }
+        switch opened {
+        case .success(let fd):
+            guard browsers.isOpen(number, of: front), !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+                close(fd)
+                return .failure(DesktopRefusal("relay \(number) was closed while deskd logged in to its desktop"))
+            }
+            return .success(fd)
+        case .failure(let failure):
+            return .failure(DesktopRefusal(failure.description))
+        }
+    }
+
+    /// A link an admin made to another user's session opens only while its maker is still an
+    /// admin: one who has left the admin group since cannot hand the desktop out any more.
+    private func makerMayStillOpen(_ grant: BrowserLinks.Grant) -> Bool {
+        guard grant.issuedTo != grant.owner, !service.isAdmin(grant.issuedTo) else { return true }
+        logger.notice("link refused: its maker is no longer an admin", metadata: [
+            "session.display": "\(grant.display)", "link.issuedTo": "\(grant.issuedTo)", "session.uid": "\(grant.owner)",
+        ])
+        return false
+    }
+}
+
+/// A count of things under way with a ceiling.
+final class LoginSlots: Sendable {
+    let limit: Int
+    private let taken = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func take() -> Bool {
+        guard taken.add(1, ordering: .relaxed).newValue <= limit else {
+            taken.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    func give() {
+        taken.subtract(1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,192 @@
+import DeskCore
+import DeskGateway
+import DeskLinux
+import Glibc
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// deskd's front socket: where deskd-web, the web front, connects (SOCK_SEQPACKET, mode 0600,
+/// owned by `[web] user`, whose uid SO_PEERCRED must also show). Each connection is told the
+/// gateway's settings and handed the listening sockets deskd bound; its requests are answered
+/// by `FrontRequests`. A connection that sends what is not a request, or asks faster than deskd
+/// answers, is cut off; deskd serves on.
+final class FrontServer: Service, Sendable {
+    /// A listening socket for the fronts: "gateway" (with TLS material) or "metrics".
+    struct Offer: Sendable {
+        let name: String
+        let fd: Int32
+        let tls: TLSMaterial?
+    }
+
+    let socketPath: String
+    let webUser: String
+    let gateway: GatewayConfiguration?
+    private let requests: FrontRequests
+    private let logger: Logger
+
+    private struct State {
+        var peers: [ObjectIdentifier: FrontPeer] = [:]
+        var offers: [String: Offer] = [:]
+        var listener: Int32 = -1
+    }
+
+    private let state = Mutex(State())
+    /// Fronts connected at once: one runs; a restart overlaps its predecessor for a moment.
+    static let maxPeers = 4
+
+    init(service: SessionService, logger: Logger) {
+        let configuration = service.configuration
+        socketPath = configuration.runtimeDirectory + "/web.sock"
+        webUser = configuration.web.user
+        gateway = configuration.web.gatewayConfiguration
+        requests = FrontRequests(service: service, handshakeTimeout: gateway?.limits.handshakeTimeout ?? .seconds(10),
+                                 portal: WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger))
+        self.logger = logger
+    }
+
+    /// The front's account, or a sentence saying it is missing.
+    func account() -> Result<UserAccount, DeskError> {
+        guard let account = UserAccount.named(webUser) else {
+            return .failure(DeskError(.internalError, "the web front's account \(webUser) does not exist, so nothing serves the gateway or the metrics; create it (useradd --system --user-group --no-create-home --home-dir /nonexistent \(webUser)) or name another in web.user, and restart deskd."))
+        }
+        guard account.uid != 0 else {
+            return .failure(DeskError(.internalError, "web.user \(webUser) is root; the web front must run as an unprivileged account."))
+        }
+        return .success(account)
+    }
+
+    func run() async throws {
+        let account: UserAccount
+        switch self.account() {
+        case .failure(let error):
+            logger.error("no web front", metadata: ["reason": "\(error.message)"])
+            requests.service.environment.listeners.frontFailed("gateway", reason: error.message)
+            try? await gracefulShutdown()
+            return
+        case .success(let found): account = found
+        }
+        let listener: Int32
+        do { listener = try RecordSocket.listen(at: socketPath, owner: account.uid, group: account.gid) } catch {
+            logger.error("no web front: its socket cannot be made", metadata: ["front.socket": "\(socketPath)", "error": "\(error)"])
+            try? await gracefulShutdown()
+            return
+        }
+        state.withLock { $0.listener = listener }
+        let started = DetachedThread.start(name: "deskd-front") { [self] in acceptLoop(listener, account: account) }
+        if !started {
+            logger.error("no web front: no thread to accept it on")
+            close(listener)
+            unlink(socketPath)
+            try? await gracefulShutdown()
+            return
+        }
+        try? await gracefulShutdown()
+        // Ends the accept loop; then every front's connection.
+        Glibc.shutdown(listener, Int32(SHUT_RDWR))
+        let peers = state.withLock { Array($0.peers.values) }
+        for peer in peers { peer.socket.shutdown() }
+        unlink(socketPath)
+    }
+
+    private func acceptLoop(_ listener: Int32, account: UserAccount) {
+        defer { close(listener) }
+        while true {
+            let accepted: RecordSocket?
+            do { accepted = try RecordSocket.accept(on: listener) } catch {
+                // Out of descriptors or memory for a moment: the socket stays, and so does this loop.
+                logger.warning("front socket: accept failed; trying again", metadata: ["error": "\(error)"])
+                usleep(100_000)
+                continue
+            }
+            guard let connection = accepted else { return }   // shut down: deskd is stopping
+            guard let credentials = connection.peer, credentials.uid == account.uid else {
+                // The socket's mode already keeps others out: only root could get here.
+                logger.warning("front socket: a connection from another account was refused", metadata: ["peer.uid": "\(connection.peer?.uid ?? 0)"])
+                continue
+            }
+            // deskd's records to the front (the metrics text, the TLS chain) may pass the default buffer.
+            connection.allowRecords(upTo: 2 * FrontWire.eventLimit)
+            let peer = FrontPeer(socket: connection, credentials: credentials)
+            let admitted = state.withLock { state -> Bool in
+                guard state.peers.count < Self.maxPeers else { return false }
+                state.peers[peer.id] = peer
+                // Under the lock, so an offer made meanwhile reaches it once, and after the setup.
+                peer.send(.setup(gateway: gateway))
+                for offer in state.offers.values.sorted(by: { $0.name < $1.name }) {
+                    peer.send(.listen(listener: offer.name, tls: offer.tls), descriptors: [offer.fd])
+                }
+                return true
+            }
+            guard admitted else {
+                logger.warning("front socket: a connection was refused, \(Self.maxPeers) web fronts are connected", metadata: ["peer.pid": "\(credentials.pid)"])
+                continue
+            }
+            logger.info("web front connected", metadata: ["peer.pid": "\(credentials.pid)", "peer.uid": "\(credentials.uid)"])
+            if !DetachedThread.start(name: "deskd-front-in", { [self] in readLoop(peer) }) {
+                drop(peer)
+            }
+        }
+    }
+
+    /// One front's requests, in order: the quick ones here, the ones deskd may take a while over
+    /// (a login to a desktop, the metrics) in tasks of their own.
+    private func readLoop(_ peer: FrontPeer) {
+        defer { drop(peer) }
+        while true {
+            let received: (bytes: [UInt8], descriptors: [Int32])?
+            do { received = try peer.socket.receive(limit: FrontWire.requestLimit) } catch {
+                logger.warning("web front cut off: it sent a message over the limit", metadata: ["peer.pid": "\(peer.credentials.pid)", "error": "\(error)"])
+                return
+            }
+            guard let received else { return }
+            // A front passes deskd nothing.
+            for fd in received.descriptors { close(fd) }
+            guard let request = FrontWire.decode(FrontRequest.self, from: received.bytes) else {
+                logger.warning("web front cut off: it sent something that is not a request", metadata: ["peer.pid": "\(peer.credentials.pid)"])
+                return
+            }
+            let offered = state.withLock { Set($0.offers.keys) }
+            switch requests.handleAtOnce(request, from: peer, offered: offered) {
+            case .handled: continue
+            case .cutOff(let why):
+                logger.warning("web front cut off: \(why)", metadata: ["peer.pid": "\(peer.credentials.pid)"])
+                return
+            case .later: break
+            }
+            guard peer.inFlight.add(1, ordering: .relaxed).newValue <= FrontPeer.maxInFlight else {
+                logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])
+                return
+            }
+            let requests = requests
+            Task {
+                await requests.handle(request, from: peer)
+                peer.inFlight.subtract(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    private func drop(_ peer: FrontPeer) {
+        peer.socket.shutdown()
+        let known = state.withLock { $0.peers.removeValue(forKey: peer.id) != nil }
+        guard known else { return }
+        let environment = requests.service.environment
+        // Its relays ended with it; what it counted as open is open no more.
+        environment.browsers.endAll(of: peer)
+        let last = peer.counts.withLock { $0 }
+        environment.gatewayMetrics.absorb(from: last, to: last.closed)
+        logger.notice("web front disconnected", metadata: ["peer.pid": "\(peer.credentials.pid)"])
+    }
+
+    /// A listener is bound: every front serves it, and so does each that connects later.
+    func offer(_ offer: Offer) {
+        state.withLock { state in
+            state.offers[offer.name] = offer
+            for peer in state.peers.values { peer.send(.listen(listener: offer.name, tls: offer.tls), descriptors: [offer.fd]) }
+        }
+    }
+
+    func withdraw(_ name: String) {
+        _ = state.withLock { $0.offers.removeValue(forKey: name) }
+    }
+}

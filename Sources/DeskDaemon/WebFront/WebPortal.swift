@@ -1,0 +1,234 @@
+import DeskCore
+import DeskGateway
+import DeskLinux
+import FoundationEssentials
+import Logging
+import Synchronization
+
+/// deskd's side of the web portal: logins through PAM (in deskd-auth, one process per login,
+/// never in deskd), the logins' cookies (`WebSessions`), the throttle, and a logged-in page's
+/// requests, which go through the control protocol's harness exactly as deskctl's do, as the
+/// logged-in user: the same verbs, the same checks, the same answers and the same audit.
+actor WebPortal {
+    let service: SessionService
+    let harness: ControlHarness
+    let sessions = WebSessions()
+    let throttle = LoginThrottle()
+    private var attempts: [String: Attempt] = [:]
+    private let logger: Logger
+
+    /// A login waiting for the user's answer to a further question.
+    private struct Attempt {
+        let helper: AuthHelper
+        let user: String
+        let address: String
+        let began: ContinuousClock.Instant
+    }
+
+    /// Logins under way at once (each is a process).
+    static let maxAttempts = 32
+    /// How long a question may wait for its answer.
+    static let answerWait: Duration = .seconds(180)
+    /// How long deskd-auth may take between lines (a PAM module's delay on failure is seconds).
+    static let lineWait: Duration = .seconds(30)
+    static let service = "deskd-web"
+    static let wrongPassword = "The user name or password is wrong."
+
+    init(service: SessionService, harness: ControlHarness, logger: Logger) {
+        self.service = service
+        self.harness = harness
+        self.logger = logger
+    }
+
+    private var settings: WebSettings { service.configuration.web }
+    private var idle: Duration { .seconds(settings.sessionIdleSeconds) }
+    private var lifetime: Duration { .seconds(settings.sessionLifetimeSeconds) }
+
+    // MARK: Logging in
+
+    func login(user: String, password: String, address: String) async -> LoginStep {
+        expireAttempts()
+        if let wait = throttle.wait(for: address) {
+            let seconds = max(1, Int(wait.components.seconds))
+            audit(user: user, uid: nil, address: address, ok: false, outcome: "throttled")
+            return .refused(message: "Too many failed logins from your address; wait \(seconds) s and try again.")
+        }
+        guard Self.isPlausibleName(user) else {
+            return refused(user: user, address: address, why: "no such account", message: Self.wrongPassword)
+        }
+        if settings.denyUsers.contains(user) {
+            return refused(user: user, address: address, why: "denied by web.deny_users",
+                           message: "\(user) may not log in to the portal (web.deny_users); log in as yourself.")
+        }
+        guard attempts.count < Self.maxAttempts else {
+            return .refused(message: "deskd is busy with other logins; try again in a moment.")
+        }
+        guard let program = AuthHelper.locate() else {
+            logger.error("deskd-auth is not beside deskd (nor in ../libexec/deskd): no portal login can succeed; reinstall deskd")
+            return .refused(message: "Logins are not possible on this host now (deskd-auth is missing); tell an admin.")
+        }
+        let helper: AuthHelper
+        do { helper = try AuthHelper.start(program: program, service: Self.service, user: user, remoteHost: address) } catch {
+            logger.error("deskd-auth could not be started", metadata: ["error": "\(error)"])
+            return .refused(message: "deskd could not start the login; tell an admin.")
+        }
+        return await drive(helper, user: user, address: address, answer: password, began: .now)
+    }
+
+    func answer(attempt id: String, text: String, address: String) async -> LoginStep {
+        expireAttempts()
+        guard let attempt = attempts.removeValue(forKey: id), attempt.address == address else {
+            return .refused(message: "That login has timed out; start again.")
+        }
+        return await drive(attempt.helper, user: attempt.user, address: address, answer: text, began: attempt.began)
+    }
+
+    /// Feeds `answer` to deskd-auth's first question, then reads until it asks something more
+    /// (a question for the page), or ends.
+    private func drive(_ helper: AuthHelper, user: String, address: String, answer: String, began: ContinuousClock.Instant) async -> LoginStep {
+        let outcome = await onDedicatedThread { () -> AuthOutcome in
+            var messages: [String] = []
+            /// What modules said as errors (pam_unix's "Your account has expired", only once the
+            /// password was right): the refusal's sentence, where there is one.
+            var errors: [String] = []
+            var answered = false
+            while true {
+                guard let line = helper.nextLine(until: .now + Self.lineWait) else { return .silent }
+                switch line {
+                case .prompt(let text, let echo):
+                    // The first question is the password's, which the login form asked already.
+                    if !answered {
+                        answered = true
+                        guard helper.answer(answer) else { return .silent }
+                        continue
+                    }
+                    return .question(text, echo: echo, messages)
+                case .info(let text):
+                    if messages.count < 16 { messages.append(String(text.prefix(512))) }
+                case .error(let text):
+                    if messages.count < 16 { messages.append(String(text.prefix(512))) }
+                    errors.append(String(text.prefix(512)))
+                case .succeeded:
+                    return .succeeded
+                case .refused(let code, let words):
+                    return .refused(code: code, words: words, said: errors.last)
+                }
+            }
+        }
+        switch outcome {
+        case .question(let text, let echo, let messages):
+            let id = BrowserLinks.randomToken()
+            attempts[id] = Attempt(helper: helper, user: user, address: address, began: began)
+            return .question(attempt: id, text: String(text.prefix(512)), echo: echo, messages: messages)
+        case .succeeded:
+            helper.end()
+            guard let account = UserAccount.named(user), account.uid != 0 else {
+                return refused(user: user, address: address, why: "PAM accepted a name that is no account here", message: Self.wrongPassword)
+            }
+            throttle.succeeded(address)
+            let (cookie, login) = sessions.open(account)
+            audit(user: user, uid: account.uid, address: address, ok: true, outcome: "logged in")
+            logger.notice("portal login", metadata: ["session.user": "\(user)", "web.address": "\(address)"])
+            return .loggedIn(cookie: cookie, identity: identity(login))
+        case .refused(let code, let words, let said):
+            helper.end()
+            return refused(user: user, address: address, why: "PAM \(code): \(words)", message: Self.sentence(code: code, words: words, said: said))
+        case .silent:
+            helper.end()
+            return refused(user: user, address: address, why: "deskd-auth said nothing", message: "The login did not complete; try again.")
+        }
+    }
+
+    private enum AuthOutcome: Sendable {
+        case question(String, echo: Bool, [String])
+        case succeeded
+        case refused(code: Int32, words: String, said: String?)
+        case silent
+    }
+
+    /// What a refused login is told: the same sentence for a wrong password and an unknown
+    /// account (a guess learns nothing); the account's own state only once its password was right.
+    static func sentence(code: Int32, words: String, said: String? = nil) -> String {
+        // A module that said why (an expired account, a lock after failures) is believed over
+        // PAM's code: pam_unix says "expired" only to the right password.
+        if let said, !said.isEmpty, code != 13 { return "This account may not log in: \(said)" }
+        return switch code {
+        case 13: "This account has expired; ask an admin to renew it."                        // PAM_ACCT_EXPIRED
+        case 12, 20: "The password must be changed, and the change did not succeed: \(words)"   // NEW_AUTHTOK_REQD, AUTHTOK_ERR
+        case 6: "This account may not log in here: \(words)"                                   // PAM_PERM_DENIED
+        default: wrongPassword                                                                 // AUTH_ERR, USER_UNKNOWN, MAXTRIES...
+        }
+    }
+
+    private func refused(user: String, address: String, why: String, message: String) -> LoginStep {
+        throttle.failed(address)
+        audit(user: user, uid: UserAccount.named(user)?.uid, address: address, ok: false, outcome: "refused")
+        logger.notice("portal login refused", metadata: ["session.user": "\(Self.isPlausibleName(user) ? user : "?")", "web.address": "\(address)", "reason": "\(why)"])
+        return .refused(message: message)
+    }
+
+    private func expireAttempts(now: ContinuousClock.Instant = .now) {
+        for (id, attempt) in attempts where now - attempt.began > Self.answerWait {
+            attempt.helper.end()
+            attempts[id] = nil
+        }
+    }
+
+    /// An account name as useradd allows them: no spaces, no control characters, not long.
+    static func isPlausibleName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && !name.hasPrefix("-")
+            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-$".unicodeScalars.contains($0)) }
+    }
+
+    // MARK: Logged in
+
+    func identify(cookie: String, touch: Bool) -> WebIdentity? {
+        sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch).map(identity)
+    }
+
+    func logout(cookie: String) {
+        guard let login = sessions.close(cookie) else { return }
+        audit(user: login.user, uid: login.uid, address: nil, ok: true, outcome: "logged out")
+    }
+
+    /// A page's request, as its user: the control protocol's harness decides and audits it.
+    func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String) {
+        guard let login = sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch) else {
+            return (401, Self.errorJSON(DeskError(.permissionDenied, "Your portal login has ended; log in again.")))
+        }
+        guard csrf == login.csrf else {
+            return (403, Self.errorJSON(DeskError(.permissionDenied, "The request did not carry this page's token; reload the page.")))
+        }
+        let response = await harness.handle(Array(body.utf8), from: PeerCredentials(pid: 0, uid: login.uid, gid: login.gid))
+        let text = (try? JSONEncoder.deskWire.encode(response)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return (Self.status(of: response), text)
+    }
+
+    static func status(of response: Response) -> Int {
+        guard let error = response.error else { return 200 }
+        switch error.code {
+        case .permissionDenied, .userNotAllowed: return 403
+        case .noSuchSession: return 404
+        case .internalError: return 500
+        default: return 400
+        }
+    }
+
+    static func errorJSON(_ error: DeskError) -> String {
+        (try? JSONEncoder.deskWire.encode(Response(error: error))).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    private func identity(_ login: WebSessions.Login) -> WebIdentity {
+        let now = ContinuousClock.now
+        return WebIdentity(user: login.user, uid: login.uid, isAdmin: service.isAdmin(login.uid), csrf: login.csrf,
+                           idleSeconds: max(0, Int((idle - (now - login.lastSeen)).components.seconds)),
+                           lifetimeSeconds: max(0, Int((lifetime - (now - login.began)).components.seconds)))
+    }
+
+    private func audit(user: String, uid: UInt32?, address: String?, ok: Bool, outcome: String) {
+        let shown = Self.isPlausibleName(user) ? user : "?"
+        let entry = AuditEntry(time: Date(), peerUID: uid ?? 0, peerPID: 0, peerUser: shown, command: ok && outcome == "logged out" ? .logout : .login,
+                               user: shown, uid: uid, display: nil, detail: address.map { "web from \($0)" }, ok: ok, outcome: outcome)
+        service.audit.record(entry, changedSessions: false)
+    }
+}

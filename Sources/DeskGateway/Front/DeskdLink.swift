@@ -1,0 +1,164 @@
+import DeskLinux
+import Glibc
+import Synchronization
+
+/// deskd-web's connection to deskd: calls that wait for their answer, notes that do not, and
+/// deskd's own events (setup, listeners, relays to close) handed to `onEvent` in order.
+public final class DeskdLink: Sendable {
+    private let socket: RecordSocket
+
+    private struct State {
+        var nextCall: UInt64 = 1
+        var pending: [UInt64: CheckedContinuation<(FrontEvent, [Int32])?, Never>] = [:]
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(socket: RecordSocket) {
+        self.socket = socket
+    }
+
+    /// Sends the request `make` builds with a fresh call number, and waits for deskd's answer
+    /// (with its descriptors, the caller's to close); nil once the link is down.
+    func call(_ make: (UInt64) -> FrontRequest) async -> (FrontEvent, [Int32])? {
+        let call = state.withLock { state -> UInt64 in
+            defer { state.nextCall += 1 }
+            return state.nextCall
+        }
+        let request = make(call)
+        return await withCheckedContinuation { continuation in
+            let accepted = state.withLock { state -> Bool in
+                guard !state.ended else { return false }
+                state.pending[call] = continuation
+                return true
+            }
+            guard accepted else { return continuation.resume(returning: nil) }
+            do { try socket.send(FrontWire.encode(request), wait: false) } catch {
+                if let waiting = state.withLock({ $0.pending.removeValue(forKey: call) }) { waiting.resume(returning: nil) }
+                end()
+            }
+        }
+    }
+
+    /// The answer alone: a descriptor deskd should not have sent with it is closed.
+    func answer(_ make: (UInt64) -> FrontRequest) async -> FrontEvent? {
+        guard let (event, descriptors) = await call(make) else { return nil }
+        for fd in descriptors { close(fd) }
+        return event
+    }
+
+    /// A request with no answer.
+    func tell(_ request: FrontRequest) {
+        do { try socket.send(FrontWire.encode(request), wait: false) } catch { end() }
+    }
+
+    /// Reads deskd's events until the link ends, on the calling thread: answers go to their
+    /// callers, the rest to `onEvent`. Blocking; run it on a thread of its own.
+    public func readEvents(_ onEvent: (FrontEvent, [Int32]) -> Void) {
+        defer { end() }
+        while true {
+            guard let received = try? socket.receive(limit: FrontWire.eventLimit) else { return }
+            guard let event = FrontWire.decode(FrontEvent.self, from: received.bytes) else {
+                for fd in received.descriptors { close(fd) }
+                return
+            }
+            if let call = event.call {
+                if let waiting = state.withLock({ $0.pending.removeValue(forKey: call) }) {
+                    waiting.resume(returning: (event, received.descriptors))
+                } else {
+                    for fd in received.descriptors { close(fd) }
+                }
+            } else {
+                onEvent(event, received.descriptors)
+            }
+        }
+    }
+
+    /// Ends the link: waiting calls get nil, and the reader returns.
+    public func end() {
+        let waiting = state.withLock { state in
+            state.ended = true
+            defer { state.pending = [:] }
+            return Array(state.pending.values)
+        }
+        socket.shutdown()
+        for continuation in waiting { continuation.resume(returning: nil) }
+    }
+}
+
+extension FrontEvent {
+    /// The call an answer answers; nil for deskd's own events.
+    var call: UInt64? {
+        switch self {
+        case .exchanged(let call, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
+             .loginStep(let call, _), .identity(let call, _), .answered(let call, _, _): call
+        case .setup, .listen, .disconnect: nil
+        }
+    }
+}
+
+/// The gateway's authority in deskd-web: deskd, asked over the link.
+public struct RemoteAuthority: GatewayAuthority {
+    let link: DeskdLink
+
+    public init(link: DeskdLink) {
+        self.link = link
+    }
+
+    public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
+        guard case .exchanged(_, let cookie?, let viewOnly)? = await link.answer({ .exchange(call: $0, token: token) }) else { return nil }
+        return (cookie, viewOnly)
+    }
+
+    public func redeem(cookie: String) async -> GatewayGrant? {
+        guard case .redeemed(_, let grant)? = await link.answer({ .redeem(call: $0, cookie: cookie) }) else { return nil }
+        return grant
+    }
+
+    public func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal> {
+        guard let (event, descriptors) = await link.call({ .connect(call: $0, relay: grant.relay) }) else {
+            return .failure(DesktopRefusal("deskd did not answer: the web front's link to it is down"))
+        }
+        switch event {
+        case .connected(_, nil) where descriptors.count == 1:
+            return .success(descriptors[0])
+        case .connected(_, let refusal?):
+            for fd in descriptors { close(fd) }
+            return .failure(refusal)
+        default:
+            for fd in descriptors { close(fd) }
+            return .failure(DesktopRefusal("deskd answered the desktop's connection with something else"))
+        }
+    }
+
+    public func relayEnded(_ grant: GatewayGrant) {
+        link.tell(.relayEnded(relay: grant.relay))
+    }
+}
+
+extension RemoteAuthority: PortalAuthority {
+    public func login(user: String, password: String, address: String) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({ .login(call: $0, user: user, password: password, address: address) }) else { return nil }
+        return step
+    }
+
+    public func answer(attempt: String, text: String, address: String) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({ .loginAnswer(call: $0, attempt: attempt, answer: text, address: address) }) else { return nil }
+        return step
+    }
+
+    public func identify(cookie: String, touch: Bool) async -> WebIdentity? {
+        guard case .identity(_, let identity)? = await link.answer({ .identify(call: $0, cookie: cookie, touch: touch) }) else { return nil }
+        return identity
+    }
+
+    public func logout(cookie: String) async {
+        _ = await link.answer { .logout(call: $0, cookie: cookie) }
+    }
+
+    public func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)? {
+        guard case .answered(_, let status, let text)? = await link.answer({ .request(call: $0, cookie: cookie, csrf: csrf, body: body, touch: touch) }) else { return nil }
+        return (status, text)
+    }
+}

@@ -1,0 +1,103 @@
+import FoundationEssentials
+
+/// What deskd-web, the web front, asks deskd over deskd's front socket. Every decision is
+/// deskd's: the front holds no password and opens no desktop itself.
+public enum FrontRequest: Sendable, Equatable, Codable {
+    /// A link's token, traded for a cookie (`FrontEvent.exchanged`).
+    case exchange(call: UInt64, token: String)
+    /// A cookie, spent at a WebSocket upgrade (`FrontEvent.redeemed`).
+    case redeem(call: UInt64, cookie: String)
+    /// The desktop's socket for a relay deskd granted (`FrontEvent.connected`, with the socket).
+    case connect(call: UInt64, relay: UInt64)
+    /// A relay has ended; its browser no longer counts as a viewer.
+    case relayEnded(relay: UInt64)
+    /// The metrics text for a scrape of `/metrics` (`FrontEvent.scraped`).
+    case scrape(call: UInt64)
+    /// The gateway's counters now, for deskd's metrics.
+    case counts(GatewayMetrics.Snapshot)
+    /// A listener deskd passed could not be served (its TLS material, most likely).
+    case listenerFailed(listener: String, reason: String)
+    /// A portal login: the account's name and password, and the browser's address (for the
+    /// throttle and the audit trail). `FrontEvent.loginStep`.
+    case login(call: UInt64, user: String, password: String, address: String)
+    /// The answer to a login's further question (a one-time code, a new password). `FrontEvent.loginStep`.
+    case loginAnswer(call: UInt64, attempt: String, answer: String, address: String)
+    /// Who a portal cookie is, touching its idle clock unless `touch` is false. `FrontEvent.identity`.
+    case identify(call: UInt64, cookie: String, touch: Bool)
+    /// Ends a portal login. `FrontEvent.identity` (nil).
+    case logout(call: UInt64, cookie: String)
+    /// A control-protocol request from a logged-in page: the cookie, the page's CSRF token, and
+    /// the request's JSON as the control socket takes it. `FrontEvent.answered`.
+    /// `touch` false: a page's own polling, which does not count as activity.
+    case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool)
+}
+
+/// Who a portal login is, as the page may know it (no secret but the CSRF token it must send back).
+public struct WebIdentity: Sendable, Equatable, Codable {
+    public var user: String
+    public var uid: UInt32
+    public var isAdmin: Bool
+    /// Sent back in X-Deskd-CSRF with every request that changes something.
+    public var csrf: String
+    /// Seconds until the login ends without a request, and in any case.
+    public var idleSeconds: Int
+    public var lifetimeSeconds: Int
+
+    public init(user: String, uid: UInt32, isAdmin: Bool, csrf: String, idleSeconds: Int, lifetimeSeconds: Int) {
+        self.user = user
+        self.uid = uid
+        self.isAdmin = isAdmin
+        self.csrf = csrf
+        self.idleSeconds = idleSeconds
+        self.lifetimeSeconds = lifetimeSeconds
+    }
+}
+
+/// Where a portal login stands.
+public enum LoginStep: Sendable, Equatable, Codable {
+    /// PAM asks something more: shown in the page, answered with `loginAnswer`.
+    case question(attempt: String, text: String, echo: Bool, messages: [String])
+    /// Logged in: the cookie to set, and who it is.
+    case loggedIn(cookie: String, identity: WebIdentity)
+    /// Refused, in one sentence.
+    case refused(message: String)
+}
+
+/// What deskd tells its web front.
+public enum FrontEvent: Sendable, Equatable, Codable {
+    /// First, on every connection: what the front serves. nil `gateway`: no gateway.
+    case setup(gateway: GatewayConfiguration?)
+    /// A listening socket to serve ("gateway", with its TLS material where it has some, or
+    /// "metrics"): carries the socket.
+    case listen(listener: String, tls: TLSMaterial?)
+    case exchanged(call: UInt64, cookie: String?, viewOnly: Bool)
+    case redeemed(call: UInt64, grant: GatewayGrant?)
+    /// Carries the desktop's socket, logged in to, when `refusal` is nil.
+    case connected(call: UInt64, refusal: DesktopRefusal?)
+    case scraped(call: UInt64, text: String)
+    /// Close these relays: their session ended, or its links were taken back.
+    case disconnect(relays: [UInt64])
+    case loginStep(call: UInt64, step: LoginStep)
+    /// nil: no such login (never was, ended, or timed out).
+    case identity(call: UInt64, identity: WebIdentity?)
+    /// The control protocol's response JSON, and the HTTP status it maps to.
+    case answered(call: UInt64, status: Int, body: String)
+}
+
+/// The records' encoding: JSON, one message per record.
+public enum FrontWire {
+    /// The most a front's message may be; deskd drops a front that sends more. A token or a
+    /// cookie is under a hundred bytes, counts a few hundred.
+    public static let requestLimit = 16 << 10
+    /// The most one of deskd's messages may be: the metrics text and the TLS chain fit well within.
+    public static let eventLimit = 1 << 20
+
+    public static func encode<T: Encodable>(_ message: T) -> [UInt8] {
+        // Encoding these types cannot fail: no floats, no custom encoders.
+        (try? Array(JSONEncoder().encode(message))) ?? []
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) -> T? {
+        try? JSONDecoder().decode(type, from: Data(bytes))
+    }
+}

@@ -1,0 +1,142 @@
+import DeskCore
+import FoundationEssentials
+import NIOCore
+import NIOHTTP1
+
+/// The web portal on the gateway's port: its page at `/`, and its JSON API under `/api/`, every
+/// answer of which is deskd's (`PortalAuthority`). The API is the control protocol over HTTP:
+/// `POST /api/request` takes the same request JSON as the control socket and answers with the
+/// same response JSON, as the logged-in user; login, logout and the login's state are its own.
+///
+/// Every API request is checked for its origin: a POST must carry the gateway's own Origin (a
+/// browser always sends one with a POST from script), and no request may come from another
+/// site's page (a foreign Origin, or Sec-Fetch-Site: cross-site). A request that changes
+/// something also carries the login's CSRF token in X-Deskd-CSRF, which deskd checks.
+extension GatewayHTTPHandler {
+    static let portalCookie = "deskd_web"
+
+    func routePortal(_ request: HTTPRequestHead, path: Substring) {
+        switch (request.method, path) {
+        case (.GET, "/"), (.HEAD, "/"):
+            page(request, contentType: "text/html; charset=utf-8", body: PortalPage.html)
+        case (.GET, "/portal.js"), (.HEAD, "/portal.js"):
+            page(request, contentType: "text/javascript; charset=utf-8", body: PortalPage.script)
+        case (.GET, "/portal.css"), (.HEAD, "/portal.css"):
+            page(request, contentType: "text/css; charset=utf-8", body: PortalPage.style)
+        case (_, let api) where api.hasPrefix("/api/"):
+            self.api(request, path: api)
+        default:
+            respond(request, .notFound, body: "Not found.\n")
+        }
+    }
+
+    private func page(_ request: HTTPRequestHead, contentType: String, body: String) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Security-Policy", value: PortalPage.contentSecurityPolicy)
+        respond(request, .ok, contentType: contentType, body: body, private: true, extraHeaders: headers)
+    }
+
+    private func api(_ request: HTTPRequestHead, path: Substring) {
+        guard let portal = environment.portal else { return }
+        let sameOrigin = RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin)
+        let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || request.headers["Sec-Fetch-Site"].contains("cross-site")
+        guard !foreign, request.method != .POST || sameOrigin else {
+            environment.metrics.refused(.origin)
+            return answer(request, .forbidden, GatewayRefusal(.permissionDenied, "This request did not come from the portal's own page.").json)
+        }
+        guard !bodyTooLarge else {
+            return answer(request, .payloadTooLarge, GatewayRefusal(.requestTooLarge, "The request is over 16 KiB.").json)
+        }
+        let text = body.map { String(buffer: $0) } ?? ""
+        let cookie = RequestChecks.cookie(Self.portalCookie, in: request.headers)
+        let address = self.address.address ?? "?"
+        switch (request.method, path) {
+        case (.POST, "/api/login"):
+            guard let form = Self.decode(LoginForm.self, text) else { return badRequest(request, "POST /api/login takes {\"user\": NAME, \"password\": TEXT}.") }
+            later(request) { await portal.login(user: form.user, password: form.password, address: address).map(Self.loginAnswer) }
+        case (.POST, "/api/login/answer"):
+            guard let form = Self.decode(AnswerForm.self, text) else { return badRequest(request, "POST /api/login/answer takes {\"attempt\": ID, \"answer\": TEXT}.") }
+            later(request) { await portal.answer(attempt: form.attempt, text: form.answer, address: address).map(Self.loginAnswer) }
+        case (.GET, "/api/session"):
+            guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }
+            later(request) {
+                guard let identity = await portal.identify(cookie: cookie, touch: false) else { return (.unauthorized, Self.loggedOut, nil) }
+                return (.ok, Self.json(IdentityAnswer(identity: identity)), nil)
+            }
+        case (.POST, "/api/logout"):
+            later(request) {
+                if let cookie { await portal.logout(cookie: cookie) }
+                return (.ok, "{}", Self.clearCookie)
+            }
+        case (.POST, "/api/request"):
+            guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }
+            let csrf = request.headers["X-Deskd-CSRF"].first ?? ""
+            let touch = request.headers["X-Deskd-Background"].first != "1"
+            later(request) {
+                guard let (status, body) = await portal.request(cookie: cookie, csrf: csrf, body: text, touch: touch) else { return nil }
+                return (HTTPResponseStatus(statusCode: status), body, nil)
+            }
+        default:
+            respond(request, .notFound, contentType: "application/json",
+                    body: GatewayRefusal(.badRequest, "The portal's API has no \(request.method) \(path).").json, private: true)
+        }
+    }
+
+    /// Answers once deskd has (or with 503 when it could not be asked).
+    private func later(_ request: HTTPRequestHead, _ work: @escaping @Sendable () async -> (HTTPResponseStatus, String, String?)?) {
+        guard let context else { return }
+        let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, String, String?)?.self)
+        promise.completeWithTask { await work() }
+        promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+            guard let (status, body, cookie) = result else {
+                return answer(request, .serviceUnavailable, GatewayRefusal(.internalError, "deskd did not answer; try again in a moment.").json)
+            }
+            var headers = HTTPHeaders()
+            if let cookie { headers.add(name: "Set-Cookie", value: cookie) }
+            answer(request, status, body, headers: headers)
+        }
+    }
+
+    private func answer(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, _ body: String, headers: HTTPHeaders = [:]) {
+        respond(request, status, contentType: "application/json", body: body, private: true, extraHeaders: headers)
+    }
+
+    private func badRequest(_ request: HTTPRequestHead, _ sentence: String) {
+        answer(request, .badRequest, GatewayRefusal(.badRequest, sentence).json)
+    }
+
+    // MARK: Shapes
+
+    private struct LoginForm: Decodable { let user: String; let password: String }
+    private struct AnswerForm: Decodable { let attempt: String; let answer: String }
+    private struct IdentityAnswer: Encodable { let identity: WebIdentity }
+    private struct QuestionAnswer: Encodable {
+        struct Question: Encodable { let attempt: String; let text: String; let echo: Bool; let messages: [String] }
+        let question: Question
+    }
+
+    static let loggedOut = GatewayRefusal(.permissionDenied, "You are not logged in to the portal, or your login has ended.").json
+    static let clearCookie = "\(portalCookie)=; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+
+    @Sendable static func loginAnswer(_ step: LoginStep) -> (HTTPResponseStatus, String, String?) {
+        switch step {
+        case .question(let attempt, let text, let echo, let messages):
+            return (.ok, json(QuestionAnswer(question: .init(attempt: attempt, text: text, echo: echo, messages: messages))), nil)
+        case .loggedIn(let cookie, let identity):
+            // The cookie is deskd's random token; it rides in nothing but this header.
+            let safe = RequestChecks.plausibleToken(cookie) && !cookie.contains(";") && !cookie.contains(",")
+            guard safe else { return (.internalServerError, GatewayRefusal(.internalError, "The login could not be completed.").json, nil) }
+            return (.ok, json(IdentityAnswer(identity: identity)), "\(portalCookie)=\(cookie); Secure; HttpOnly; SameSite=Strict; Path=/")
+        case .refused(let message):
+            return (.forbidden, GatewayRefusal(.loginRefused, message).json, nil)
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) -> T? {
+        try? JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    static func json<T: Encodable>(_ value: T) -> String {
+        (try? JSONEncoder.desk.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}

@@ -1,0 +1,437 @@
+/// The web portal's page: log in with the host's account, then one card per desktop (start,
+/// open, share view-only, end). Plain HTML, CSS and JavaScript served from deskd-web itself, a
+/// thin client of the portal's API (`POST /api/request` is the control protocol), with no
+/// third-party code. State changes are announced to screen readers and shown in the title.
+enum PortalPage {
+    /// Only this origin's scripts, styles and requests; no frames, no forms elsewhere.
+    static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+
+    static let html = #"""
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="referrer" content="no-referrer">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Desktops</title>
+        <link rel="stylesheet" href="/portal.css">
+        <script src="/portal.js" defer></script>
+        </head>
+        <body>
+        <header>
+          <h1>Desktops</h1>
+          <div id="who" hidden>
+            <span id="user"></span>
+            <span id="countdown" role="timer" aria-live="off"></span>
+            <button type="button" id="logout">Log out</button>
+          </div>
+        </header>
+        <main>
+          <p id="announce" class="announce" role="status" aria-live="polite"></p>
+          <section id="login-view" aria-labelledby="login-title" hidden>
+            <h2 id="login-title">Log in</h2>
+            <p>Log in with your account on this host.</p>
+            <form id="login-form">
+              <p><label for="login-user">User name</label>
+                 <input id="login-user" name="user" autocomplete="username" autocapitalize="none" spellcheck="false" required></p>
+              <p><label for="login-password">Password</label>
+                 <input id="login-password" name="password" type="password" autocomplete="current-password" required></p>
+              <p><button type="submit" id="login-submit">Log in</button></p>
+            </form>
+            <form id="question-form" hidden>
+              <div id="question-messages"></div>
+              <p><label for="question-answer" id="question-text"></label>
+                 <input id="question-answer" name="answer" autocomplete="off" required></p>
+              <p><button type="submit">Continue</button></p>
+            </form>
+            <p id="login-error" class="error" role="alert"></p>
+          </section>
+          <section id="desktops-view" aria-labelledby="desktops-title" hidden>
+            <h2 id="desktops-title">Your desktops</h2>
+            <div id="cards" class="cards"></div>
+            <p id="no-desktops" hidden>You have no desktop running.</p>
+            <h2 id="start-title">Start a desktop</h2>
+            <form id="start-form" aria-labelledby="start-title">
+              <p><label for="start-desktop">Desktop</label>
+                 <select id="start-desktop" name="desktop"></select></p>
+              <p><label for="start-geometry">Size</label>
+                 <select id="start-geometry" name="geometry">
+                   <option value="">The default</option>
+                   <option>1280x800</option><option>1600x900</option><option>1920x1080</option><option>2560x1440</option>
+                 </select></p>
+              <p><button type="submit" id="start-submit">Start</button></p>
+            </form>
+            <p id="desktops-error" class="error" role="alert"></p>
+          </section>
+        </main>
+        <noscript><p>This page needs JavaScript. deskctl does everything it does from a shell.</p></noscript>
+        </body>
+        </html>
+
+        """#
+
+    static let style = #"""
+        :root { font-family: system-ui, sans-serif; color: #1b1b1b; background: #fafafa; line-height: 1.4; }
+        body { margin: 0 auto; max-width: 60rem; padding: 1rem; }
+        header { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 1rem; border-bottom: 1px solid #767676; }
+        h1 { font-size: 1.6rem; margin: .5rem 0; }
+        h2 { font-size: 1.25rem; margin-top: 1.5rem; }
+        #who { display: flex; gap: 1rem; align-items: center; }
+        label { display: block; font-weight: 600; }
+        input, select { font: inherit; padding: .35rem; border: 1px solid #555; border-radius: 4px; min-width: 16rem; }
+        button { font: inherit; padding: .35rem .9rem; border: 1px solid #1a4d8f; border-radius: 4px; background: #1a4d8f; color: #fff; cursor: pointer; }
+        button.secondary { background: #fff; color: #1a4d8f; }
+        button.danger { background: #a4161a; border-color: #a4161a; }
+        button:focus-visible, input:focus-visible, select:focus-visible, a:focus-visible { outline: 3px solid #f0a202; outline-offset: 2px; }
+        .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(17rem, 1fr)); gap: 1rem; }
+        .card { background: #fff; border: 1px solid #767676; border-radius: 6px; padding: .8rem 1rem; }
+        .card h3 { margin: 0 0 .4rem; font-size: 1.1rem; }
+        .card dl { display: grid; grid-template-columns: auto 1fr; gap: .1rem .8rem; margin: 0 0 .6rem; }
+        .card dt { font-weight: 600; }
+        .card dd { margin: 0; }
+        .card .actions { display: flex; flex-wrap: wrap; gap: .5rem; }
+        .card.ended { background: #f1f1f1; }
+        .share { margin-top: .5rem; }
+        .share input { width: 100%; min-width: 0; }
+        .error { color: #a4161a; font-weight: 600; }
+        .announce { min-height: 1.4em; }
+        [hidden] { display: none !important; }
+
+        """#
+
+    static let script = #"""
+        'use strict';
+        // The portal: a thin client of deskd's API. /api/request takes the control protocol's
+        // requests (the same as deskctl's, docs/PROTOCOL.md) and answers with its responses.
+        const $ = (id) => document.getElementById(id);
+        let identity = null;       // {user, uid, isAdmin, csrf, idleSeconds, lifetimeSeconds}
+        let attempt = null;        // a login's further question
+        let known = new Map();     // display → session, as last seen
+        let ended = new Map();     // display → the session when it went away
+        let idleDeadline = 0;      // when the login ends without activity (ms since epoch)
+        let poller = null, ticker = null;
+
+        function announce(text) {
+          $('announce').textContent = text;
+        }
+
+        function show(view) {
+          $('login-view').hidden = view !== 'login';
+          $('desktops-view').hidden = view !== 'desktops';
+          $('who').hidden = view !== 'desktops';
+        }
+
+        async function api(path, body, background) {
+          const headers = { 'Content-Type': 'application/json' };
+          if (identity) headers['X-Deskd-CSRF'] = identity.csrf;
+          if (background) headers['X-Deskd-Background'] = '1';
+          const response = await fetch(path, {
+            method: body === undefined ? 'GET' : 'POST', headers, credentials: 'same-origin', cache: 'no-store',
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          const answer = await response.json().catch(() => ({}));
+          if (response.status === 401 && path !== '/api/session') loggedOut('Your login has ended; log in again.');
+          return { status: response.status, ok: response.ok, answer };
+        }
+
+        // A control-protocol request as the logged-in user.
+        async function request(command, fields, background) {
+          const result = await api('/api/request', Object.assign({ version: 1, command }, fields || {}), background);
+          if (!background && result.status !== 401) touched();
+          return result;
+        }
+
+        function message(result, fallback) {
+          return (result.answer && result.answer.error && result.answer.error.message) || fallback;
+        }
+
+        // ---- Logging in and out
+
+        function loggedIn(who) {
+          identity = who;
+          attempt = null;
+          $('user').textContent = who.user + (who.isAdmin ? ' (admin)' : '');
+          $('login-form').reset();
+          $('question-form').hidden = true;
+          $('login-form').hidden = false;
+          $('login-error').textContent = '';
+          show('desktops');
+          touched(who.idleSeconds);
+          loadDesktops();
+          refresh();
+          clearInterval(poller);
+          poller = setInterval(refresh, 5000);
+          clearInterval(ticker);
+          ticker = setInterval(tick, 1000);
+          $('desktops-title').focus?.();
+        }
+
+        function loggedOut(why) {
+          identity = null;
+          clearInterval(poller);
+          clearInterval(ticker);
+          known = new Map();
+          ended = new Map();
+          $('cards').replaceChildren();
+          show('login');
+          document.title = 'Desktops';
+          $('login-error').textContent = why || '';
+          if (why) announce(why);
+          $('login-user').focus();
+        }
+
+        function touched(seconds) {
+          const idle = seconds !== undefined ? seconds : (identity ? identity.idleSeconds : 0);
+          if (identity && seconds !== undefined) identity.idleSeconds = seconds;
+          idleDeadline = Date.now() + idle * 1000;
+          tick();
+        }
+
+        function tick() {
+          const left = Math.max(0, Math.round((idleDeadline - Date.now()) / 1000));
+          const minutes = Math.floor(left / 60), seconds = String(left % 60).padStart(2, '0');
+          $('countdown').textContent = 'Logged out in ' + minutes + ':' + seconds + ' without activity';
+          if (left === 60) announce('You will be logged out in one minute without activity.');
+          if (identity && left === 0) {
+            api('/api/session').then((result) => {
+              if (result.status === 401) loggedOut('You were logged out after a time without activity.');
+              else touched(result.answer.identity.idleSeconds);
+            });
+          }
+        }
+
+        function step(result) {
+          if (result.ok && result.answer.identity) return loggedIn(result.answer.identity);
+          if (result.ok && result.answer.question) {
+            const question = result.answer.question;
+            attempt = question.attempt;
+            $('login-form').hidden = true;
+            $('question-form').hidden = false;
+            $('question-messages').replaceChildren(...question.messages.map((text) => {
+              const p = document.createElement('p');
+              p.textContent = text;
+              return p;
+            }));
+            $('question-text').textContent = question.text;
+            $('question-answer').type = question.echo ? 'text' : 'password';
+            $('question-answer').value = '';
+            $('question-answer').focus();
+            announce(question.text);
+            return;
+          }
+          $('login-form').hidden = false;
+          $('question-form').hidden = true;
+          $('login-error').textContent = message(result, 'The login failed.');
+          $('login-password').value = '';
+          $('login-password').focus();
+        }
+
+        $('login-form').addEventListener('submit', async (event) => {
+          event.preventDefault();
+          $('login-error').textContent = '';
+          $('login-submit').disabled = true;
+          try {
+            step(await api('/api/login', { user: $('login-user').value, password: $('login-password').value }));
+          } catch (error) {
+            $('login-error').textContent = 'The portal did not answer; try again in a moment.';
+          } finally {
+            $('login-submit').disabled = false;
+          }
+        });
+
+        $('question-form').addEventListener('submit', async (event) => {
+          event.preventDefault();
+          step(await api('/api/login/answer', { attempt, answer: $('question-answer').value }));
+        });
+
+        $('logout').addEventListener('click', async () => {
+          await api('/api/logout', {});
+          loggedOut('You are logged out.');
+        });
+
+        // ---- Desktops
+
+        async function loadDesktops() {
+          const result = await request('desktops', {}, true);
+          if (!result.ok) return;
+          const select = $('start-desktop');
+          select.replaceChildren(...result.answer.desktops.filter((d) => d.installed).map((d) => {
+            const option = document.createElement('option');
+            option.value = d.name;
+            option.textContent = d.name + (d.isDefault ? ' (the default)' : '');
+            option.selected = d.isDefault;
+            return option;
+          }));
+        }
+
+        function ago(date) {
+          const seconds = Math.max(0, Math.round((Date.now() - Date.parse(date)) / 1000));
+          if (seconds < 60) return seconds + ' s ago';
+          if (seconds < 3600) return Math.round(seconds / 60) + ' min ago';
+          return Math.round(seconds / 3600) + ' h ago';
+        }
+
+        function stateText(session) {
+          if (session.state === 'queued' && session.slurm) return 'queued (' + (session.slurm.reason || 'waiting') + ')';
+          if (session.slurm && session.slurm.node) return session.state + ' on ' + session.slurm.node;
+          return session.state;
+        }
+
+        function button(label, kind, action) {
+          const b = document.createElement('button');
+          b.type = 'button';
+          b.textContent = label;
+          if (kind) b.className = kind;
+          b.addEventListener('click', action);
+          return b;
+        }
+
+        function card(session, isEnded) {
+          const id = 'desktop-' + session.display;
+          const article = document.createElement('article');
+          article.className = 'card' + (isEnded ? ' ended' : '');
+          article.setAttribute('aria-labelledby', id);
+          article.dataset.display = session.display;
+          const title = document.createElement('h3');
+          title.id = id;
+          title.textContent = 'Desktop :' + session.display + (identity && session.user !== identity.user ? ' (' + session.user + ')' : '');
+          const facts = document.createElement('dl');
+          const rows = [['State', isEnded ? 'ended' : stateText(session)], ['Desktop', session.desktop],
+                        ['Size', session.geometry], ['Started', ago(session.startedAt)]];
+          if (!isEnded) rows.push(['Viewers', String(session.clients)]);
+          for (const [term, value] of rows) {
+            const dt = document.createElement('dt'), dd = document.createElement('dd');
+            dt.textContent = term;
+            dd.textContent = value;
+            facts.append(dt, dd);
+          }
+          const actions = document.createElement('div');
+          actions.className = 'actions';
+          const share = document.createElement('div');
+          share.className = 'share';
+          if (isEnded) {
+            actions.append(button('Start again', '', () => start(session.desktop, session.geometry)),
+                           button('Dismiss', 'secondary', () => { ended.delete(session.display); render(); }));
+          } else {
+            actions.append(
+              button('Open', '', () => openDesktop(session)),
+              button('Share view-only', 'secondary', () => shareViewOnly(session, share)),
+              button('End', 'danger', () => end(session)));
+          }
+          article.append(title, facts, actions, share);
+          return article;
+        }
+
+        function render() {
+          const cards = [...known.values()].sort((a, b) => a.display - b.display).map((s) => card(s, false))
+            .concat([...ended.values()].map((s) => card(s, true)));
+          $('cards').replaceChildren(...cards);
+          $('no-desktops').hidden = cards.length > 0;
+          const ready = [...known.values()].filter((s) => s.state === 'ready').length;
+          document.title = (known.size ? '(' + ready + '/' + known.size + ' ready) ' : '') + 'Desktops';
+        }
+
+        async function refresh() {
+          if (!identity) return;
+          const result = await request('list', {}, true);
+          if (!result.ok) return;
+          const now = new Map(result.answer.sessions.map((s) => [s.display, s]));
+          for (const [display, session] of now) {
+            const before = known.get(display);
+            if (!before) announce('Desktop :' + display + ' is ' + stateText(session) + '.');
+            else if (before.state !== session.state) announce('Desktop :' + display + ' is now ' + stateText(session) + '.');
+          }
+          for (const [display, session] of known) {
+            if (!now.has(display)) {
+              ended.set(display, session);
+              announce('Desktop :' + display + ' has ended.');
+            }
+          }
+          known = now;
+          render();
+          const session = await api('/api/session');
+          if (session.status === 401) loggedOut('Your login has ended; log in again.');
+          else if (session.ok) touched(session.answer.identity.idleSeconds);
+        }
+
+        async function start(desktop, geometry) {
+          $('desktops-error').textContent = '';
+          $('start-submit').disabled = true;
+          announce('Starting a desktop…');
+          try {
+            const fields = {};
+            if (desktop) fields.desktop = desktop;
+            if (geometry) fields.geometry = geometry;
+            const result = await request('start', fields);
+            if (!result.ok) {
+              $('desktops-error').textContent = message(result, 'The desktop did not start.');
+              announce('The desktop did not start.');
+              return;
+            }
+            const session = result.answer.sessions[0];
+            ended.delete(session.display);
+            announce('Desktop :' + session.display + ' started.');
+            await refresh();
+          } finally {
+            $('start-submit').disabled = false;
+          }
+        }
+
+        $('start-form').addEventListener('submit', (event) => {
+          event.preventDefault();
+          start($('start-desktop').value, $('start-geometry').value);
+        });
+
+        async function openDesktop(session) {
+          // The tab opens now, on the click (a browser blocks one opened later), and goes to the
+          // desktop once deskd has made its link; it gets no handle on this page.
+          const tab = window.open('', '_blank');
+          if (tab) tab.opener = null;
+          const result = await request('url', { display: session.display, ttlSeconds: 60 });
+          if (!result.ok) {
+            if (tab) tab.close();
+            return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
+          }
+          if (tab) tab.location.href = result.answer.link.url;
+          else location.href = result.answer.link.url;
+        }
+
+        async function shareViewOnly(session, place) {
+          const result = await request('url', { display: session.display, viewOnly: true, ttlSeconds: 600 });
+          if (!result.ok) return ($('desktops-error').textContent = message(result, 'No link could be made.'));
+          const label = document.createElement('label');
+          const field = document.createElement('input');
+          field.readOnly = true;
+          field.value = result.answer.link.url;
+          field.id = 'share-' + session.display;
+          label.htmlFor = field.id;
+          label.textContent = 'A view-only link, good once within 10 minutes:';
+          place.replaceChildren(label, field,
+            button('Take links back', 'secondary', async () => {
+              await request('url', { display: session.display, revoke: true });
+              place.replaceChildren();
+              announce('Links to :' + session.display + ' taken back.');
+            }));
+          field.select();
+          announce('A view-only link to :' + session.display + ' is ready to copy.');
+        }
+
+        async function end(session) {
+          if (!window.confirm('End desktop :' + session.display + '? Its programs are closed and unsaved work is lost.')) return;
+          const result = await request('kill', { display: session.display });
+          if (!result.ok) return ($('desktops-error').textContent = message(result, 'The desktop did not end.'));
+          announce('Desktop :' + session.display + ' ended.');
+          await refresh();
+        }
+
+        // ---- Start: a login still alive shows the desktops, else the login form.
+        (async () => {
+          try {
+            const result = await api('/api/session');
+            if (result.ok) return loggedIn(result.answer.identity);
+          } catch (error) { /* shown as logged out */ }
+          loggedOut('');
+        })();
+
+        """#
+}

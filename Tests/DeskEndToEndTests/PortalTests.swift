@@ -1,0 +1,132 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+
+/// The web portal, end to end: a real deskd and its web front, real accounts with real
+/// passwords through PAM (service deskd-web), a real Chromium, and the API from a script.
+extension EndToEnd {
+@Suite(.enabled(if: TestEnvironment.canRun && BrowserHarness.isReady && UserAccount.named("deskd-web") != nil
+                && access("/etc/pam.d/deskd-web", R_OK) == 0,
+                "the portal's tests need root, Xtigervnc, Chromium with Playwright, the deskd-web account and /etc/pam.d/deskd-web (scripts/install-deps)"))
+struct PortalTests {
+    static let browser = TestEnvironment.repository.appendingPathComponent("Tests/browser/portal_in_browser.py").path
+    static let api = TestEnvironment.repository.appendingPathComponent("Tests/web/portal_api.py").path
+
+    /// A fresh password for a throwaway account (hex: nothing a shell or chpasswd reads specially).
+    static func givePassword(to account: UserAccount) throws -> String {
+        let password = "Pw-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let set = try CommandResult.run("/bin/sh", ["-c", "printf '%s:%s\\n' \"$1\" \"$2\" | /usr/sbin/chpasswd", "sh", account.name, password])
+        try #require(set.status == 0, "chpasswd: \(set.stderr)")
+        return password
+    }
+
+    static func daemon(extra: String = "") throws -> (DaemonUnderTest, base: String) {
+        let port = try #require(InternetSocketAddress.freeLoopbackPort())
+        let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n" + extra)
+        return (daemon, "http://127.0.0.1:\(port)")
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
+    }
+
+    @Test func aUserLogsInStartsOpensSharesAndEndsADesktopInChromium() throws {
+        let owner = try TestUsers.ensure("deskt-pia"), viewer = try TestUsers.ensure("deskt-ravi")
+        let ownerPassword = try Self.givePassword(to: owner), viewerPassword = try Self.givePassword(to: viewer)
+        // A short idle timeout, so the page's own logout is seen within the test.
+        let (daemon, base) = try Self.daemon(extra: "session_idle = \"40s\"\n")
+        defer { daemon.shutDown(); TestUsers.reap(owner); TestUsers.reap(viewer) }
+        let typed = owner.home + "/portal-typed-\(UUID().uuidString.prefix(6))", watched = owner.home + "/portal-watched-\(UUID().uuidString.prefix(6))"
+        defer { unlink(typed); unlink(watched) }
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-portal-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+
+        let run = try CommandResult.run("/usr/bin/python3", [
+            Self.browser, "flow", "--url", base, "--user", owner.name, "--password", ownerPassword,
+            "--viewer", viewer.name, "--viewer-password", viewerPassword,
+            "--type", "echo typed > \(typed)", "--viewer-type", "echo watched > \(watched)",
+            "--screenshots", shots, "--wait-logout", "90",
+        ])
+        print("PortalTests: the browser's walk (screenshots in \(shots)): \(run.stdout)")
+        let result = try Self.json(run.stdout)
+        #expect(result["error"] is NSNull, "the walk stopped: \(result["error"] ?? "")\n\(run.stderr)\n\(daemon.logText.suffix(3000))")
+        #expect((result["wrongPassword"] as? String)?.contains("password is wrong") == true)
+        let cookie = try #require(result["cookie"] as? [String: Any])
+        #expect(cookie["httpOnly"] as? Bool == true && cookie["secure"] as? Bool == true && cookie["sameSite"] as? String == "Strict" && cookie["path"] as? String == "/")
+        #expect((result["card"] as? String)?.contains("ready") == true && (result["card"] as? String)?.contains("xterm") == true, "\(result["card"] ?? "")")
+        #expect((result["title"] as? String)?.contains("ready") == true, "the title: \(result["title"] ?? "")")
+        #expect(((result["desktop"] as? [String: Any])?["colours"] as? Int ?? 0) > 1)
+        #expect(eventually(5) { (try? String(contentsOfFile: typed, encoding: .utf8)) == "typed\n" }, "the owner's keys did not reach the xterm")
+        #expect(result["viewerCards"] as? Int == 0, "the second user saw another's desktop")
+        #expect(((result["viewerDesktop"] as? [String: Any])?["width"] as? Int ?? 0) > 0, "the view-only link did not show the desktop")
+        #expect(access(watched, F_OK) != 0, "a view-only viewer typed into the desktop")
+        #expect((result["endedCard"] as? String)?.contains("ended") == true)
+        #expect((result["loggedOutMessage"] as? String)?.contains("without activity") == true, "\(result["loggedOutMessage"] ?? "not logged out")")
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty, "End left a session")
+        // The audit trail has the refused and the accepted login, with the browser's address.
+        let history = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login && $0.user == owner.name }
+        #expect(history.map(\.ok) == [false, true] && history.allSatisfy { $0.detail == "web from 127.0.0.1" }, "\(history)")
+    }
+
+    @Test func theAPIIsTheControlProtocolForTheLoggedInUserAndRefusesEveryoneElse() throws {
+        let owner = try TestUsers.ensure("deskt-pia"), other = try TestUsers.ensure("deskt-ravi"), expired = try TestUsers.ensure("deskt-xena")
+        let ownerPassword = try Self.givePassword(to: owner), otherPassword = try Self.givePassword(to: other)
+        let expiredPassword = try Self.givePassword(to: expired)
+        try #require(try CommandResult.run("/usr/bin/chage", ["-E", "0", expired.name]).status == 0)
+        defer { _ = try? CommandResult.run("/usr/bin/chage", ["-E", "-1", expired.name]) }
+        let (daemon, base) = try Self.daemon()
+        defer { daemon.shutDown(); TestUsers.reap(owner) }
+        let session = try daemon.start(owner.name, as: owner.name)
+
+        let run = try CommandResult.run("/usr/bin/python3", [Self.api, base, owner.name, ownerPassword, other.name, otherPassword,
+                                                             expired.name, expiredPassword, "\(session.display.number)"])
+        print("PortalTests: the API → \(run.stdout)\(run.stderr)")
+        let result = try Self.json(run.stdout)
+
+        // Headers on the page: a CSP of its own origin only, no framing, no sniffing, no referrer.
+        let page = try #require(result["page"] as? [String: Any])
+        #expect((page["Content-Security-Policy"] as? String)?.hasPrefix("default-src 'self'") == true)
+        #expect((page["Content-Security-Policy"] as? String)?.contains("frame-ancestors 'none'") == true)
+        #expect(page["X-Frame-Options"] as? String == "DENY" && page["X-Content-Type-Options"] as? String == "nosniff"
+                && page["Referrer-Policy"] as? String == "no-referrer")
+        // The login cookie's flags; other sites and pages without the token are refused.
+        #expect(result["ownerLogin"] as? Int == 200)
+        #expect((result["setCookie"] as? String) == "deskd_web=COOKIE; Secure; HttpOnly; SameSite=Strict; Path=/")
+        #expect(result["foreignLogin"] as? Int == 403 && result["loginWithoutOrigin"] as? Int == 403)
+        #expect(result["requestWithoutCSRF"] as? Int == 403 && result["requestForeign"] as? Int == 403 && result["sessionGETForeign"] as? Int == 403)
+
+        // The same verbs as deskctl, the same answers: list, show and desktops side by side.
+        let api = try #require(result["api"] as? [String: [String: Any]])
+        func sessions(_ name: String) -> [[String: Any]] { ((api[name]?["answer"] as? [String: Any])?["sessions"] as? [[String: Any]]) ?? [] }
+        let listed = try daemon.deskctl(["list", "--json"], as: owner.name).decode(SessionList.self).sessions
+        #expect(sessions("list").compactMap { $0["id"] as? String } == listed.map(\.id))
+        #expect(sessions("list").compactMap { $0["display"] as? Int } == listed.map(\.display.number))
+        let shown = try daemon.deskctl(["show", session.display.description, "--json"], as: owner.name).decode(Session.self)
+        #expect(sessions("show").first?["id"] as? String == shown.id && sessions("show").first?["state"] as? String == shown.state.rawValue)
+        let desktops = try daemon.deskctl(["desktops", "--json"], as: owner.name).decode([DesktopInfo].self)
+        let apiDesktops = ((api["desktops"]?["answer"] as? [String: Any])?["desktops"] as? [[String: Any]]) ?? []
+        #expect(apiDesktops.compactMap { $0["name"] as? String } == desktops.map(\.name) && !desktops.isEmpty)
+
+        // Another user: none of the owner's desktops, and no kill of one.
+        #expect(((result["otherList"] as? [String: Any])?["sessions"] as? [Any])?.isEmpty == true, "\(result["otherList"] ?? "")")
+        let kill = try #require(result["otherKill"] as? [Any])
+        #expect(kill.first as? Int == 403 && ((kill.last as? [String: Any])?["error"] as? [String: Any])?["code"] as? String == "permission-denied")
+        #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.count == 1, "another user's kill went through")
+        // root is on the deny list; an expired account is refused with why; logout ends the cookie.
+        let rootMessage = ((result["root"] as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(rootMessage.contains("deny_users"), "\(rootMessage)")
+        let expiredMessage = ((result["expired"] as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(expiredMessage.contains("expired"), "\(expiredMessage)")
+        #expect(result["afterLogout"] as? Int == 401)
+        // Wrong passwords from one address: the portal makes it wait, and then refuses even the right one.
+        let attempts = result["throttleAttempts"] as? [String] ?? []
+        #expect(attempts.last?.contains("Too many failed logins") == true && attempts.count <= 6, "\(attempts)")
+        let throttled = ((result["rightPasswordWhileThrottled"] as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(throttled.contains("Too many failed logins"), "\(throttled)")
+        let logins = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login }
+        #expect(logins.contains { $0.outcome == "throttled" } && logins.contains { $0.user == expired.name && !$0.ok })
+    }
+}
+}

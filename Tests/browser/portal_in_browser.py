@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The web portal in a real browser, as its users would use it; one JSON object on stdout.
+
+    portal_in_browser.py flow --url BASE --user U --password P --viewer V --viewer-password VP
+                              --type TEXT --viewer-type TEXT --screenshots DIR [--wait-logout S]
+
+Debian's headless Chromium (through Playwright for Python, as desktop_in_browser.py) opens the
+portal at BASE and, as U: logs in with a wrong password first (the page must refuse it), then
+with P; reads the portal cookie's flags; starts a desktop and waits for its card to say ready;
+makes a view-only link on the card; opens the desktop (a new tab: noVNC through the gateway),
+sees it (its canvas is not blank) and types TEXT into it. Then, in a browser of their own, V
+logs in and must see no card, and opens U's view-only link, sees the desktop and types
+VIEWER-TYPE (which must not arrive: the caller checks). Back as U: ends the desktop (accepting
+the confirmation) and waits for the ended card. With --wait-logout S, U's page then waits up
+to S seconds to be logged out for inactivity. Screenshots go to DIR: login.png, cards.png,
+desktop.png, viewer.png, ended.png, logged-out.png.
+
+Exit status 0 when every step ran (what it saw is for the caller to judge), 1 when one failed
+("error" says which), 2 when the harness cannot run.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # Playwright lives in the venv scripts/install-deps makes: run there
+    venv_python = os.path.join(os.environ.get("DESKD_TEST_VENV", "/opt/deskd-test-venv"), "bin", "python3")
+    if os.access(venv_python, os.X_OK) and os.environ.get("DESKD_HARNESS_IN_VENV") != "1":
+        os.environ["DESKD_HARNESS_IN_VENV"] = "1"
+        os.execv(venv_python, [venv_python, os.path.abspath(__file__)] + sys.argv[1:])
+    print(json.dumps({"error": "Playwright for Python is not installed (scripts/install-deps)", "steps": []}))
+    sys.exit(2)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import desktop_in_browser as harness  # noqa: E402  (PAGE_STATE, CHROMIUM)
+
+
+def wait_for(page, predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception:  # the page navigated while it was read
+            pass
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"{what} did not happen within {seconds} s")
+
+
+def desktop_shown(page, seconds):
+    """noVNC connected, with a canvas of more than one colour."""
+    def ready():
+        state = page.evaluate(harness.PAGE_STATE)
+        return state if state["connected"] and state["distinctColours"] > 1 else None
+    return wait_for(page, ready, seconds, "the desktop in noVNC")
+
+
+def type_into(page, text):
+    canvas = page.locator("#noVNC_container canvas")
+    box = canvas.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.type(text, delay=20)
+    page.keyboard.press("Enter")
+
+
+def log_in(page, base, user, password):
+    page.goto(base, wait_until="load")
+    wait_for(page, lambda: page.is_visible("#login-form"), 15, "the login form")
+    page.fill("#login-user", user)
+    page.fill("#login-password", password)
+    page.click("#login-submit")
+
+
+def flow(args):
+    result = {"steps": [], "error": None, "console": []}
+    step = lambda name: result["steps"].append(name)  # noqa: E731
+    shots = args.screenshots
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=harness.CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            owner = browser.new_context(viewport={"width": 1100, "height": 800})
+            page = owner.new_page()
+            page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
+            page.on("pageerror", lambda e: result["console"].append(f"pageerror: {e}"[:300]))
+
+            log_in(page, args.url, args.user, "not-" + args.password)
+            result["wrongPassword"] = wait_for(page, lambda: page.inner_text("#login-error").strip(), 20, "the refusal")
+            page.screenshot(path=os.path.join(shots, "login.png"))
+            step("refused a wrong password")
+
+            page.fill("#login-password", args.password)
+            page.click("#login-submit")
+            wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
+            result["user"] = page.inner_text("#user")
+            cookies = [c for c in owner.cookies() if c["name"] == "deskd_web"]
+            result["cookie"] = {k: cookies[0][k] for k in ("httpOnly", "secure", "sameSite", "path")} if cookies else None
+            step("logged in")
+
+            wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
+            page.click("#start-submit")
+            card = page.locator("article.card:not(.ended)").first
+            wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
+            result["card"] = card.inner_text()
+            result["title"] = page.title()
+            result["announced"] = page.inner_text("#announce")
+            page.screenshot(path=os.path.join(shots, "cards.png"))
+            step("started a desktop")
+
+            card.get_by_role("button", name="Share view-only").click()
+            share = wait_for(page, lambda: card.locator(".share input").input_value(), 10, "the view-only link")
+            result["shareLink"] = share.split("#")[0]
+            step("made a view-only link")
+
+            with owner.expect_page() as opened:
+                card.get_by_role("button", name="Open").click()
+            desktop = opened.value
+            state = desktop_shown(desktop, 30)
+            result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
+            type_into(desktop, args.type)
+            desktop.wait_for_timeout(1500)
+            desktop.screenshot(path=os.path.join(shots, "desktop.png"))
+            step("opened the desktop and typed")
+
+            viewer = browser.new_context(viewport={"width": 1100, "height": 800})
+            other = viewer.new_page()
+            log_in(other, args.url, args.viewer, args.viewer_password)
+            wait_for(other, lambda: other.is_visible("#desktops-view"), 20, "the viewer's desktops view")
+            other.wait_for_timeout(1000)
+            result["viewerCards"] = other.locator("article.card").count()
+            step("the viewer sees no card")
+            watch = viewer.new_page()
+            watch.goto(share, wait_until="load")
+            state = desktop_shown(watch, 30)
+            result["viewerDesktop"] = {"width": state["width"], "height": state["height"]}
+            type_into(watch, args.viewer_type)
+            watch.wait_for_timeout(1500)
+            watch.screenshot(path=os.path.join(shots, "viewer.png"))
+            step("the viewer watched and typed")
+
+            page.once("dialog", lambda dialog: dialog.accept())
+            card.get_by_role("button", name="End").click()
+            ended = page.locator("article.card.ended").first
+            wait_for(page, lambda: ended.count() > 0 and "ended" in ended.inner_text(), 30, "the ended card")
+            result["endedCard"] = ended.inner_text()
+            page.screenshot(path=os.path.join(shots, "ended.png"))
+            step("ended the desktop")
+
+            if args.wait_logout:
+                started = time.monotonic()
+                wait_for(page, lambda: page.is_visible("#login-view"), args.wait_logout, "the logout for inactivity")
+                result["loggedOutAfter"] = round(time.monotonic() - started, 1)
+                result["loggedOutMessage"] = page.inner_text("#login-error")
+                page.screenshot(path=os.path.join(shots, "logged-out.png"))
+                step("logged out for inactivity")
+        except Exception as error:  # reported, not raised: the caller reads what was reached
+            result["error"] = f"{type(error).__name__}: {error}"[:600]
+        finally:
+            browser.close()
+    json.dump(result, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 1 if result["error"] else 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("flow")
+    for name in ["--url", "--user", "--password", "--viewer", "--viewer-password", "--type", "--viewer-type", "--screenshots"]:
+        f.add_argument(name, required=True)
+    f.add_argument("--wait-logout", type=float, default=0)
+    args = parser.parse_args()
+    sys.exit(flow(args))
+
+
+if __name__ == "__main__":
+    main()
