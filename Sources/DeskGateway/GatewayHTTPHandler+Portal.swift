@@ -38,6 +38,12 @@ extension GatewayHTTPHandler {
 
     private func api(_ request: HTTPRequestHead, path: Substring) {
         guard let portal = environment.portal else { return }
+        // A loopback portal answers only to loopback names: a site whose name was rebound to
+        // 127.0.0.1 would otherwise be its own origin here.
+        guard RequestChecks.hostFits(request.headers, configuration: environment.configuration) else {
+            environment.metrics.refused(.origin)
+            return answer(request, .forbidden, GatewayRefusal(.permissionDenied, "This portal answers to its own address only.").json)
+        }
         let sameOrigin = RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin)
         let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || request.headers["Sec-Fetch-Site"].contains("cross-site")
         guard !foreign, request.method != .POST || sameOrigin else {
@@ -52,10 +58,14 @@ extension GatewayHTTPHandler {
         let address = self.address.address ?? "?"
         switch (request.method, path) {
         case (.POST, "/api/login"):
-            guard let form = Self.decode(LoginForm.self, text) else { return badRequest(request, "POST /api/login takes {\"user\": NAME, \"password\": TEXT}.") }
+            guard let form = Self.decode(LoginForm.self, text), form.user.utf8.count <= 64, form.password.utf8.count <= 1024 else {
+                return badRequest(request, "POST /api/login takes {\"user\": NAME, \"password\": TEXT}, a name of at most 64 bytes and a password of at most 1024.")
+            }
             later(request) { await portal.login(user: form.user, password: form.password, address: address).map(Self.loginAnswer) }
         case (.POST, "/api/login/answer"):
-            guard let form = Self.decode(AnswerForm.self, text) else { return badRequest(request, "POST /api/login/answer takes {\"attempt\": ID, \"answer\": TEXT}.") }
+            guard let form = Self.decode(AnswerForm.self, text), form.attempt.utf8.count <= 64, form.answer.utf8.count <= 1024 else {
+                return badRequest(request, "POST /api/login/answer takes {\"attempt\": ID, \"answer\": TEXT}, an answer of at most 1024 bytes.")
+            }
             later(request) { await portal.answer(attempt: form.attempt, text: form.answer, address: address).map(Self.loginAnswer) }
         case (.GET, "/api/session"):
             guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }

@@ -93,6 +93,7 @@ enum PortalPage {
         .card.ended { background: #f1f1f1; }
         .share { margin-top: .5rem; }
         .share input { width: 100%; min-width: 0; }
+        .card pre { white-space: pre-wrap; font-size: .85rem; background: #fff; border: 1px solid #ccc; padding: .4rem; }
         .error { color: #a4161a; font-weight: 600; }
         .announce { min-height: 1.4em; }
         [hidden] { display: none !important; }
@@ -286,7 +287,8 @@ enum PortalPage {
           return b;
         }
 
-        function card(session, isEnded) {
+        function card(session, endedEntry) {
+          const isEnded = endedEntry !== null;
           const id = 'desktop-' + session.display;
           const article = document.createElement('article');
           article.className = 'card' + (isEnded ? ' ended' : '');
@@ -299,6 +301,7 @@ enum PortalPage {
           const rows = [['State', isEnded ? 'ended' : stateText(session)], ['Desktop', session.desktop],
                         ['Size', session.geometry], ['Started', ago(session.startedAt)]];
           if (!isEnded) rows.push(['Viewers', String(session.clients)]);
+          if (isEnded && endedEntry.reason) rows.push(['Why', endedEntry.reason]);
           for (const [term, value] of rows) {
             const dt = document.createElement('dt'), dd = document.createElement('dd');
             dt.textContent = term;
@@ -309,22 +312,33 @@ enum PortalPage {
           actions.className = 'actions';
           const share = document.createElement('div');
           share.className = 'share';
+          const extra = [];
           if (isEnded) {
             actions.append(button('Start again', '', () => start(session.desktop, session.geometry)),
                            button('Dismiss', 'secondary', () => { ended.delete(session.display); render(); }));
+            if (endedEntry.lines.length) {
+              const log = document.createElement('details');
+              const summary = document.createElement('summary');
+              summary.textContent = 'The last lines of its log';
+              const pre = document.createElement('pre');
+              pre.textContent = endedEntry.lines.join('\n');
+              log.append(summary, pre);
+              extra.push(log);
+            }
           } else {
             actions.append(
               button('Open', '', () => openDesktop(session)),
               button('Share view-only', 'secondary', () => shareViewOnly(session, share)),
+              button('VNC viewer', 'secondary', () => nativeViewer(session, share)),
               button('End', 'danger', () => end(session)));
           }
-          article.append(title, facts, actions, share);
+          article.append(title, facts, actions, share, ...extra);
           return article;
         }
 
         function render() {
-          const cards = [...known.values()].sort((a, b) => a.display - b.display).map((s) => card(s, false))
-            .concat([...ended.values()].map((s) => card(s, true)));
+          const cards = [...known.values()].sort((a, b) => a.display - b.display).map((s) => card(s, null))
+            .concat([...ended.values()].map((e) => card(e.session, e)));
           $('cards').replaceChildren(...cards);
           $('no-desktops').hidden = cards.length > 0;
           const ready = [...known.values()].filter((s) => s.state === 'ready').length;
@@ -333,7 +347,8 @@ enum PortalPage {
 
         async function refresh() {
           if (!identity) return;
-          const result = await request('list', {}, true);
+          // An admin sees every user's desktops, as deskctl list --all shows them.
+          const result = await request('list', identity.isAdmin ? { all: true } : {}, true);
           if (!result.ok) return;
           const now = new Map(result.answer.sessions.map((s) => [s.display, s]));
           for (const [display, session] of now) {
@@ -343,8 +358,9 @@ enum PortalPage {
           }
           for (const [display, session] of known) {
             if (!now.has(display)) {
-              ended.set(display, session);
+              ended.set(display, { session, reason: null, lines: [] });
               announce('Desktop :' + display + ' has ended.');
+              endedDetails(display, session);
             }
           }
           known = now;
@@ -352,6 +368,17 @@ enum PortalPage {
           const session = await api('/api/session');
           if (session.status === 401) loggedOut('Your login has ended; log in again.');
           else if (session.ok) touched(session.answer.identity.idleSeconds);
+        }
+
+        // Why an ended desktop ended, and the last lines its desktop wrote (deskctl logs).
+        async function endedDetails(display, session) {
+          const result = await request('logs', { session: session.id, lines: 12 }, true);
+          const entry = ended.get(display);
+          if (!result.ok || !entry || entry.session.id !== session.id) return;
+          entry.reason = result.answer.logs.session.endReason || null;
+          const desktop = result.answer.logs.processes.find((p) => p.role === 'desktop');
+          entry.lines = desktop ? desktop.lines : [];
+          render();
         }
 
         async function start(desktop, geometry) {
@@ -414,6 +441,28 @@ enum PortalPage {
             }));
           field.select();
           announce('A view-only link to :' + session.display + ' is ready to copy.');
+        }
+
+        // For those who use a native VNC viewer (a screen reader's, say) rather than noVNC: the
+        // ssh tunnel and the viewer's command line, as deskctl show prints them.
+        async function nativeViewer(session, place) {
+          const result = await request('show', { display: session.display });
+          if (!result.ok || !result.answer.connect) return ($('desktops-error').textContent = message(result, 'No connection hint for this desktop.'));
+          const lines = [['An ssh tunnel to the desktop, from your machine', result.answer.connect.sshTunnel],
+                         ['then a VNC viewer, with the password from deskctl passwd', result.answer.connect.viewer]];
+          place.replaceChildren(...lines.map(([text, command], index) => {
+            const label = document.createElement('label');
+            const field = document.createElement('input');
+            field.readOnly = true;
+            field.value = command;
+            field.id = 'native-' + session.display + '-' + index;
+            label.htmlFor = field.id;
+            label.textContent = text + ':';
+            const wrap = document.createElement('p');
+            wrap.append(label, field);
+            return wrap;
+          }));
+          announce('How to reach :' + session.display + ' with a VNC viewer is shown on its card.');
         }
 
         async function end(session) {

@@ -40,4 +40,21 @@ enum RequestChecks {
     static func plausibleToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 256 && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
+
+    /// Whether the request's Host may reach the portal: with a public origin set, anything (the
+    /// proxy in front checks names); on a loopback listener, only a loopback name with its port,
+    /// so that DNS rebinding cannot make another site's name this portal's origin.
+    static func hostFits(_ headers: HTTPHeaders, configuration: GatewayConfiguration) -> Bool {
+        guard configuration.publicOrigin == nil, GatewayConfiguration.isLoopback(configuration.host) else { return true }
+        let hosts = headers["Host"]
+        guard hosts.count == 1, let host = hosts.first?.lowercased() else { return false }
+        let name: Substring
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            name = host[host.index(after: host.startIndex)..<close]
+        } else {
+            name = host.split(separator: ":", maxSplits: 1).first ?? ""
+        }
+        return GatewayConfiguration.isLoopback(String(name))
+    }
 }

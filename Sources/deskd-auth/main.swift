@@ -24,4 +24,13 @@ guard geteuid() == 0 else {
 }
 // A login that nobody answers ends: deskd gives up long before this.
 alarm(300)
-exit(deskd_auth_run(arguments[1], arguments[2], arguments[3], STDIN_FILENO, STDOUT_FILENO) == 0 ? 0 : 1)
+// The conversation moves off 0 and 1 (close-on-exec, so no program a module runs inherits it),
+// and 0-2 become /dev/null: whatever a module or its child prints cannot pass for a line.
+let conversationIn = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3), conversationOut = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+let null = open("/dev/null", O_RDWR)
+guard conversationIn >= 0, conversationOut >= 0, null >= 0, dup2(null, STDIN_FILENO) >= 0, dup2(null, STDOUT_FILENO) >= 0,
+      dup2(null, STDERR_FILENO) >= 0 else {
+    complain("could not set up its descriptors.")
+    exit(2)
+}
+exit(deskd_auth_run(arguments[1], arguments[2], arguments[3], conversationIn, conversationOut) == 0 ? 0 : 1)

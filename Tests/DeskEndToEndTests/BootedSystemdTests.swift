@@ -212,9 +212,10 @@ import VNCViewer
         }
         var scrape = ""
         _ = eventually(10) { scrape = (try? get(9466, "/metrics")) ?? ""; return scrape.contains("deskd_sessions") }
-        #expect(scrape.hasPrefix("HTTP/1.1 200") && scrape.contains("deskd_sessions{state=\"ready\"}"), "GET /metrics through deskd-web: \(scrape.prefix(400))")
+        // HTTP/1.0 asked, HTTP/1.0 answered.
+        #expect(scrape.hasPrefix("HTTP/1.0 200 OK") && scrape.contains("deskd_sessions{state=\"ready\"}"), "GET /metrics through deskd-web: \(scrape.prefix(400))")
         let page = try get(8080, "/open")
-        #expect(page.hasPrefix("HTTP/1.1 200"), "GET /open through deskd-web: \(page.prefix(400))")
+        #expect(page.hasPrefix("HTTP/1.0 200 OK"), "GET /open through deskd-web: \(page.prefix(400))")
         print("BootedSystemdTests: through deskd-web: GET /metrics → \(scrape.split(separator: "\r\n").first ?? ""), GET /open → \(page.split(separator: "\r\n").first ?? "")")
 
         // The reap timer is scheduled, and its service runs (the desktop is not idle for 2 h).

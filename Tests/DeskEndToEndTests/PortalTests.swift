@@ -63,6 +63,11 @@ struct PortalTests {
         #expect(((result["viewerDesktop"] as? [String: Any])?["width"] as? Int ?? 0) > 0, "the view-only link did not show the desktop")
         #expect(access(watched, F_OK) != 0, "a view-only viewer typed into the desktop")
         #expect((result["endedCard"] as? String)?.contains("ended") == true)
+        #expect((result["endedCard"] as? String)?.contains("killed by deskctl kill") == true || (result["endedCard"] as? String)?.contains("Why") == true,
+                "the ended card says why: \(result["endedCard"] ?? "")")
+        // axe-core finds no serious or critical violation on the login page or the card list.
+        #expect((result["axeLogin"] as? [Any])?.isEmpty == true, "axe on the login page: \(result["axeLogin"] ?? "not run")")
+        #expect((result["axeCards"] as? [Any])?.isEmpty == true, "axe on the card list: \(result["axeCards"] ?? "not run")")
         #expect((result["loggedOutMessage"] as? String)?.contains("without activity") == true, "\(result["loggedOutMessage"] ?? "not logged out")")
         #expect(try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty, "End left a session")
         // The audit trail has the refused and the accepted login, with the browser's address.
@@ -76,12 +81,18 @@ struct PortalTests {
         let expiredPassword = try Self.givePassword(to: expired)
         try #require(try CommandResult.run("/usr/bin/chage", ["-E", "0", expired.name]).status == 0)
         defer { _ = try? CommandResult.run("/usr/bin/chage", ["-E", "-1", expired.name]) }
+        // An account whose password must change before it logs in (chage -d 0).
+        let changer = try TestUsers.ensure("deskt-yuri")
+        let changerPassword = try Self.givePassword(to: changer)
+        let newPassword = "Nw-" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + "-Q7"
+        try #require(try CommandResult.run("/usr/bin/chage", ["-d", "0", changer.name]).status == 0)
         let (daemon, base) = try Self.daemon()
         defer { daemon.shutDown(); TestUsers.reap(owner) }
         let session = try daemon.start(owner.name, as: owner.name)
 
         let run = try CommandResult.run("/usr/bin/python3", [Self.api, base, owner.name, ownerPassword, other.name, otherPassword,
-                                                             expired.name, expiredPassword, "\(session.display.number)"])
+                                                             expired.name, expiredPassword, "\(session.display.number)",
+                                                             changer.name, changerPassword, newPassword])
         print("PortalTests: the API → \(run.stdout)\(run.stderr)")
         let result = try Self.json(run.stdout)
 
@@ -95,6 +106,10 @@ struct PortalTests {
         #expect(result["ownerLogin"] as? Int == 200)
         #expect((result["setCookie"] as? String) == "deskd_web=COOKIE; Secure; HttpOnly; SameSite=Strict; Path=/")
         #expect(result["foreignLogin"] as? Int == 403 && result["loginWithoutOrigin"] as? Int == 403)
+        // Bodies at the limit (one that grows sixfold on its way to deskd) are refused, and the front stays.
+        #expect(result["hugePassword"] as? Int == 400 && result["controlCharacters"] as? Int == 400 && result["servedAfterHugeBodies"] as? Int == 200,
+                "\(result["hugePassword"] ?? "") \(result["controlCharacters"] ?? "") \(result["servedAfterHugeBodies"] ?? "")")
+        #expect(!daemon.logText.contains("web front cut off"))
         #expect(result["requestWithoutCSRF"] as? Int == 403 && result["requestForeign"] as? Int == 403 && result["sessionGETForeign"] as? Int == 403)
 
         // The same verbs as deskctl, the same answers: list, show and desktops side by side.
@@ -120,9 +135,16 @@ struct PortalTests {
         let expiredMessage = ((result["expired"] as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
         #expect(expiredMessage.contains("expired"), "\(expiredMessage)")
         #expect(result["afterLogout"] as? Int == 401)
+        // PAM's forced password change, question by question in the same login, then the new password.
+        let asked = result["forcedChange"] as? [String] ?? []
+        #expect(asked.first == "Current password: " && asked.contains("New password: ") && asked.contains("Retype new password: ")
+                && asked.last == "logged in", "\(asked)")
+        #expect(asked.contains { $0.contains("required to change your password") }, "the module's message was not shown: \(asked)")
+        #expect(result["newPasswordWorks"] as? Bool == true)
         // Wrong passwords from one address: the portal makes it wait, and then refuses even the right one.
         let attempts = result["throttleAttempts"] as? [String] ?? []
         #expect(attempts.last?.contains("Too many failed logins") == true && attempts.count <= 6, "\(attempts)")
+        #expect(attempts.dropLast().allSatisfy { $0 == "The user name or password is wrong." }, "\(attempts)")
         let throttled = ((result["rightPasswordWhileThrottled"] as? [String: Any])?["error"] as? [String: Any])?["message"] as? String ?? ""
         #expect(throttled.contains("Too many failed logins"), "\(throttled)")
         let logins = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login }

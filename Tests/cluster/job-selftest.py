@@ -496,16 +496,21 @@ def scenario_relay(args, user):
         check(received == b"", "a plain VNC viewer (no hop): closed without a byte")
 
         # The cap: 32 connections at once (these stall in the handshake), the 33rd closed at once.
+        # The job takes the 32 on a thread of their own each: on a loaded machine the last may be
+        # counted a moment later, so the 33rd is tried again (closed each time) for up to 10 s.
         stalled = [socket.create_connection((ready["address"], ready["port"]), timeout=10) for _ in range(32)]
-        time.sleep(0.3)
-        extra = socket.create_connection((ready["address"], ready["port"]), timeout=10)
-        extra.settimeout(2)
-        try:
-            refused = extra.recv(1) == b""
-        except socket.timeout:
-            refused = False
+        refused, deadline = False, time.monotonic() + 10
+        while not refused and time.monotonic() < deadline:
+            time.sleep(0.3)
+            extra = socket.create_connection((ready["address"], ready["port"]), timeout=10)
+            extra.settimeout(1)
+            try:
+                refused = extra.recv(1) == b""
+            except socket.timeout:
+                refused = False
+            extra.close()
         check(refused, "a 33rd concurrent connection is closed at once (the cap is 32)")
-        for s in stalled + [extra]:
+        for s in stalled:
             s.close()
         time.sleep(0.3)
         sock = hop_client(ready["address"], ready["port"], deskd.session, deskd.key)

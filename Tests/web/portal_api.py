@@ -3,12 +3,14 @@
 try it; one JSON object on stdout. Run by PortalTests against a deskd whose gateway is BASE.
 
     portal_api.py BASE OWNER OWNER-PASSWORD OTHER OTHER-PASSWORD EXPIRED EXPIRED-PASSWORD OWNER-DISPLAY
+                  MUST-CHANGE MUST-CHANGE-PASSWORD NEW-PASSWORD
 
 Reports: the page's security headers; the login cookie's attributes; refusals of a foreign
 Origin (login and request), of a POST without Origin, of a request without the CSRF token; the
 control protocol's answers through /api/request (list, show, desktops) for OWNER; what OTHER's
 list holds and whether OTHER may kill OWNER's display; root refused by the deny list; an expired
-account refused; logout ending the cookie; and, last, the throttle: wrong passwords until the
+account refused; a forced password change answered question by question (the questions PAM
+asked, then a login with the new password); logout ending the cookie; and, last, the throttle: wrong passwords until the
 portal says to wait, and then the right one refused too."""
 
 import http.client
@@ -47,6 +49,7 @@ def login(base, user, password):
 
 def main():
     base, owner, owner_password, other, other_password, expired, expired_password, display = sys.argv[1:9]
+    must_change, must_change_password, new_password = sys.argv[9:12]
     display = int(display)
     result = {}
     status, headers, _ = call(base, "GET", "/", origin=False)
@@ -61,6 +64,18 @@ def main():
     csrf = answer["identity"]["csrf"]
     jar = {"Cookie": f"deskd_web={cookie}"}
     with_csrf = {**jar, "X-Deskd-CSRF": csrf}
+
+    # Bodies at the 16 KiB limit, one made to grow sixfold in the front's record to deskd: refused
+    # one by one, and the front stays connected (every browser with it).
+    result["hugePassword"] = call(base, "POST", "/api/login", {"user": owner, "password": "x" * 16300})[0]
+    url = urllib.parse.urlparse(base)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    connection.request("POST", "/api/request", body=b"\x01" * 16000,
+                       headers={**with_csrf, "Origin": f"{url.scheme}://{url.netloc}", "Content-Type": "application/json"})
+    response = connection.getresponse()
+    result["controlCharacters"] = response.status
+    response.read()
+    result["servedAfterHugeBodies"] = call(base, "GET", "/api/session", headers=jar, origin=False)[0]
 
     result["requestWithoutCSRF"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=jar)[0]
     result["requestForeign"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_csrf, origin="https://evil.example")[0]
@@ -78,6 +93,22 @@ def main():
 
     result["root"] = login(base, "root", "whatever")[3]
     result["expired"] = login(base, expired, expired_password)[3]
+
+    # A password that must change first: PAM's questions, answered one by one in the same login.
+    asked = []
+    status, _, answer = call(base, "POST", "/api/login", {"user": must_change, "password": must_change_password})
+    answers = {"Current password: ": must_change_password, "New password: ": new_password, "Retype new password: ": new_password}
+    for _ in range(6):
+        question = (answer or {}).get("question")
+        if not question:
+            break
+        asked.append(question["text"])
+        if question["messages"]:
+            asked.append("messages: " + " | ".join(question["messages"]))
+        status, _, answer = call(base, "POST", "/api/login/answer", {"attempt": question["attempt"], "answer": answers.get(question["text"], "?")})
+    asked.append("logged in" if (answer or {}).get("identity") else f"not logged in: {answer}")
+    result["forcedChange"] = asked
+    result["newPasswordWorks"] = login(base, must_change, new_password)[0] == 200
 
     call(base, "POST", "/api/logout", {}, headers=jar)
     result["afterLogout"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_csrf)[0]

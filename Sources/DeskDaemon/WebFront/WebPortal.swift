@@ -15,6 +15,8 @@ actor WebPortal {
     let sessions = WebSessions()
     let throttle = LoginThrottle()
     private var attempts: [String: Attempt] = [:]
+    /// Addresses with a deskd-auth at work now (not waiting for the page's answer).
+    private var running: Set<String> = []
     private let logger: Logger
 
     /// A login waiting for the user's answer to a further question.
@@ -25,8 +27,10 @@ actor WebPortal {
         let began: ContinuousClock.Instant
     }
 
-    /// Logins under way at once (each is a process).
+    /// Logins waiting for the page's answer to a question (each is a process).
     static let maxAttempts = 32
+    /// deskd-auth processes at work at once.
+    static let maxRunning = 16
     /// How long a question may wait for its answer.
     static let answerWait: Duration = .seconds(180)
     /// How long deskd-auth may take between lines (a PAM module's delay on failure is seconds).
@@ -48,20 +52,24 @@ actor WebPortal {
 
     func login(user: String, password: String, address: String) async -> LoginStep {
         expireAttempts()
-        if let wait = throttle.wait(for: address) {
+        if let wait = throttle.wait(address: address, user: user) {
             let seconds = max(1, Int(wait.components.seconds))
             audit(user: user, uid: nil, address: address, ok: false, outcome: "throttled")
-            return .refused(message: "Too many failed logins from your address; wait \(seconds) s and try again.")
+            return .refused(message: "Too many failed logins from your address or for this account; wait \(seconds) s and try again.")
         }
         guard Self.isPlausibleName(user) else {
+            throttle.attempted(address: address, user: "?")
             return refused(user: user, address: address, why: "no such account", message: Self.wrongPassword)
         }
         if settings.denyUsers.contains(user) {
+            throttle.attempted(address: address, user: user)
             return refused(user: user, address: address, why: "denied by web.deny_users",
                            message: "\(user) may not log in to the portal (web.deny_users); log in as yourself.")
         }
-        guard attempts.count < Self.maxAttempts else {
-            return .refused(message: "deskd is busy with other logins; try again in a moment.")
+        // Slots are taken before the first wait (the actor takes other logins meanwhile): at most
+        // `maxRunning` deskd-auth processes at once, one per address.
+        guard running.count < Self.maxRunning, !running.contains(address) else {
+            return .refused(message: "deskd is busy with other logins (or one from your address); try again in a moment.")
         }
         guard let program = AuthHelper.locate() else {
             logger.error("deskd-auth is not beside deskd (nor in ../libexec/deskd): no portal login can succeed; reinstall deskd")
@@ -72,34 +80,47 @@ actor WebPortal {
             logger.error("deskd-auth could not be started", metadata: ["error": "\(error)"])
             return .refused(message: "deskd could not start the login; tell an admin.")
         }
-        return await drive(helper, user: user, address: address, answer: password, began: .now)
+        // Counted as a failure until it succeeds: a burst of attempts at once counts in full.
+        throttle.attempted(address: address, user: user)
+        running.insert(address)
+        defer { running.remove(address) }
+        return await drive(helper, user: user, address: address, password: password, answer: nil, began: .now)
     }
 
     func answer(attempt id: String, text: String, address: String) async -> LoginStep {
         expireAttempts()
-        guard let attempt = attempts.removeValue(forKey: id), attempt.address == address else {
+        guard let attempt = attempts[id], attempt.address == address else {
             return .refused(message: "That login has timed out; start again.")
         }
-        return await drive(attempt.helper, user: attempt.user, address: address, answer: text, began: attempt.began)
+        attempts[id] = nil
+        guard running.count < Self.maxRunning, !running.contains(address) else {
+            attempt.helper.end()
+            return .refused(message: "deskd is busy with other logins (or one from your address); start again in a moment.")
+        }
+        running.insert(address)
+        defer { running.remove(address) }
+        return await drive(attempt.helper, user: attempt.user, address: address, password: nil, answer: text, began: attempt.began)
     }
 
-    /// Feeds `answer` to deskd-auth's first question, then reads until it asks something more
-    /// (a question for the page), or ends.
-    private func drive(_ helper: AuthHelper, user: String, address: String, answer: String, began: ContinuousClock.Instant) async -> LoginStep {
+    /// Answers deskd-auth's pending question with `answer` (a page's answer to a question it
+    /// was shown), or its first question with `password` (the login form's), then reads until it
+    /// asks something more (a question for the page) or ends.
+    private func drive(_ helper: AuthHelper, user: String, address: String, password: String?, answer: String?, began: ContinuousClock.Instant) async -> LoginStep {
         let outcome = await onDedicatedThread { () -> AuthOutcome in
             var messages: [String] = []
             /// What modules said as errors (pam_unix's "Your account has expired", only once the
             /// password was right): the refusal's sentence, where there is one.
             var errors: [String] = []
-            var answered = false
+            if let answer, !helper.answer(answer) { return .silent }
+            var passwordGiven = password == nil
             while true {
                 guard let line = helper.nextLine(until: .now + Self.lineWait) else { return .silent }
                 switch line {
                 case .prompt(let text, let echo):
-                    // The first question is the password's, which the login form asked already.
-                    if !answered {
-                        answered = true
-                        guard helper.answer(answer) else { return .silent }
+                    // The first question of a login is the password's, which the form asked already.
+                    if !passwordGiven, let password {
+                        passwordGiven = true
+                        guard helper.answer(password) else { return .silent }
                         continue
                     }
                     return .question(text, echo: echo, messages)
@@ -117,18 +138,24 @@ actor WebPortal {
         }
         switch outcome {
         case .question(let text, let echo, let messages):
+            guard attempts.count < Self.maxAttempts else {
+                helper.end()
+                return .refused(message: "deskd is busy with other logins; try again in a moment.")
+            }
             let id = BrowserLinks.randomToken()
             attempts[id] = Attempt(helper: helper, user: user, address: address, began: began)
             return .question(attempt: id, text: String(text.prefix(512)), echo: echo, messages: messages)
         case .succeeded:
             helper.end()
-            guard let account = UserAccount.named(user), account.uid != 0 else {
-                return refused(user: user, address: address, why: "PAM accepted a name that is no account here", message: Self.wrongPassword)
+            // The account PAM let in, as the account database names it: the deny list is checked
+            // against that name too (a case-insensitive directory could spell it otherwise).
+            guard let account = UserAccount.named(user), account.uid != 0, !settings.denyUsers.contains(account.name) else {
+                return refused(user: user, address: address, why: "PAM accepted a name that is no account here, or a denied one", message: Self.wrongPassword)
             }
-            throttle.succeeded(address)
+            throttle.succeeded(address: address, user: user)
             let (cookie, login) = sessions.open(account)
-            audit(user: user, uid: account.uid, address: address, ok: true, outcome: "logged in")
-            logger.notice("portal login", metadata: ["session.user": "\(user)", "web.address": "\(address)"])
+            audit(user: account.name, uid: account.uid, address: address, ok: true, outcome: "logged in")
+            logger.notice("portal login", metadata: ["session.user": "\(account.name)", "web.address": "\(address)"])
             return .loggedIn(cookie: cookie, identity: identity(login))
         case .refused(let code, let words, let said):
             helper.end()
@@ -161,7 +188,6 @@ actor WebPortal {
     }
 
     private func refused(user: String, address: String, why: String, message: String) -> LoginStep {
-        throttle.failed(address)
         audit(user: user, uid: UserAccount.named(user)?.uid, address: address, ok: false, outcome: "refused")
         logger.notice("portal login refused", metadata: ["session.user": "\(Self.isPlausibleName(user) ? user : "?")", "web.address": "\(address)", "reason": "\(why)"])
         return .refused(message: message)
@@ -183,7 +209,17 @@ actor WebPortal {
     // MARK: Logged in
 
     func identify(cookie: String, touch: Bool) -> WebIdentity? {
-        sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch).map(identity)
+        expireAttempts()
+        return check(cookie, touch: touch).map(identity)
+    }
+
+    /// The login, if it is alive and its account may still log in: the same uid under the same
+    /// name, not since put on the deny list.
+    private func check(_ cookie: String, touch: Bool) -> WebSessions.Login? {
+        let denied = settings.denyUsers
+        return sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch) { login in
+            UserAccount.withUID(login.uid)?.name == login.user && !denied.contains(login.user)
+        }
     }
 
     func logout(cookie: String) {
@@ -193,12 +229,13 @@ actor WebPortal {
 
     /// A page's request, as its user: the control protocol's harness decides and audits it.
     func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String) {
-        guard let login = sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch) else {
+        guard let login = check(cookie, touch: false) else {
             return (401, Self.errorJSON(DeskError(.permissionDenied, "Your portal login has ended; log in again.")))
         }
         guard csrf == login.csrf else {
             return (403, Self.errorJSON(DeskError(.permissionDenied, "The request did not carry this page's token; reload the page.")))
         }
+        if touch { _ = check(cookie, touch: true) }
         let response = await harness.handle(Array(body.utf8), from: PeerCredentials(pid: 0, uid: login.uid, gid: login.gid))
         let text = (try? JSONEncoder.deskWire.encode(response)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return (Self.status(of: response), text)
@@ -229,6 +266,7 @@ actor WebPortal {
         let shown = Self.isPlausibleName(user) ? user : "?"
         let entry = AuditEntry(time: Date(), peerUID: uid ?? 0, peerPID: 0, peerUser: shown, command: ok && outcome == "logged out" ? .logout : .login,
                                user: shown, uid: uid, display: nil, detail: address.map { "web from \($0)" }, ok: ok, outcome: outcome)
-        service.audit.record(entry, changedSessions: false)
+        // A login or logout that happened is always recorded; refusals go through the rate limit.
+        service.audit.record(entry, changedSessions: ok)
     }
 }

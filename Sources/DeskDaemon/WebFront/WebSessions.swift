@@ -19,12 +19,18 @@ final class WebSessions: Sendable {
     private let logins = Mutex<[String: Login]>([:])
     /// More than this at once and the oldest goes: memory for logins is bounded.
     static let capacity = 10_000
+    /// Logins of one account at once: its 33rd ends its oldest, never another account's.
+    static let perAccount = 32
 
     /// A new login for `account`; its cookie.
     func open(_ account: UserAccount, now: ContinuousClock.Instant = .now) -> (cookie: String, login: Login) {
         let cookie = BrowserLinks.randomToken() + BrowserLinks.randomToken()
         let login = Login(uid: account.uid, gid: account.gid, user: account.name, csrf: BrowserLinks.randomToken(), began: now, lastSeen: now)
         logins.withLock { logins in
+            let own = logins.filter { $0.value.uid == account.uid }
+            if own.count >= Self.perAccount, let oldest = own.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key {
+                logins[oldest] = nil
+            }
             if logins.count >= Self.capacity, let oldest = logins.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key {
                 logins[oldest] = nil
             }
@@ -33,12 +39,13 @@ final class WebSessions: Sendable {
         return (cookie, login)
     }
 
-    /// The login `cookie` is, if it has neither idled out nor outlived its lifetime (then it is
-    /// gone); with `touch`, its idle clock starts again.
-    func check(_ cookie: String, idle: Duration, lifetime: Duration, touch: Bool, now: ContinuousClock.Instant = .now) -> Login? {
+    /// The login `cookie` is, if it has neither idled out nor outlived its lifetime, and `stillAllowed`
+    /// says its account may still log in (then it is gone); with `touch`, its idle clock starts again.
+    func check(_ cookie: String, idle: Duration, lifetime: Duration, touch: Bool, now: ContinuousClock.Instant = .now,
+               stillAllowed: (Login) -> Bool = { _ in true }) -> Login? {
         logins.withLock { logins in
             guard let login = logins[cookie] else { return nil }
-            guard now - login.lastSeen < idle, now - login.began < lifetime else {
+            guard now - login.lastSeen < idle, now - login.began < lifetime, stillAllowed(login) else {
                 logins[cookie] = nil
                 return nil
             }
@@ -58,9 +65,11 @@ final class WebSessions: Sendable {
     }
 }
 
-/// Failed portal logins, so a password cannot be guessed at speed: per browser address, and in
-/// all. Five failures from an address in ten minutes make it wait, doubling from 30 s to 15 min;
-/// more than 60 failures in a minute from everywhere make every login wait a minute.
+/// Failed portal logins, so a password cannot be guessed at speed: per browser address and per
+/// account. Five failures from an address, or ten against an account, in ten minutes make it
+/// wait, doubling from 30 s to 15 min; a success clears nothing (failures age out). More than
+/// 60 failures a minute from everywhere make every address that has failed at all wait a
+/// minute, so a flood from many addresses cannot lock out those who never mistyped.
 final class LoginThrottle: Sendable {
     private struct State {
         var failures: [String: [ContinuousClock.Instant]] = [:]
@@ -69,38 +78,61 @@ final class LoginThrottle: Sendable {
 
     private let state = Mutex(State())
     static let window: Duration = .seconds(600)
-    static let freeFailures = 5
+    static let freeFailuresPerAddress = 5
+    static let freeFailuresPerAccount = 10
     static let totalPerMinute = 60
 
-    /// How long `address` must wait before its next attempt; nil: it may try now.
-    func wait(for address: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    /// How long an attempt from `address` at `user` must wait; nil: it may try now.
+    func wait(address: String, user: String, now: ContinuousClock.Instant = .now) -> Duration? {
         state.withLock { state in
             state.everywhere.removeAll { now - $0 > .seconds(60) }
-            if state.everywhere.count > Self.totalPerMinute, let first = state.everywhere.first {
+            let fromAddress = Self.recent(&state, "address:" + address, now: now)
+            if state.everywhere.count > Self.totalPerMinute, !fromAddress.isEmpty, let first = state.everywhere.first {
                 return .seconds(60) - (now - first)
             }
-            let recent = (state.failures[address] ?? []).filter { now - $0 < Self.window }
-            state.failures[address] = recent.isEmpty ? nil : recent
-            guard recent.count >= Self.freeFailures, let last = recent.last else { return nil }
-            let penalty = min(Duration.seconds(30) * (1 << min(recent.count - Self.freeFailures, 5)), .seconds(900))
-            let remaining = penalty - (now - last)
-            return remaining > .zero ? remaining : nil
+            let atUser = Self.recent(&state, "user:" + user, now: now)
+            return [Self.penalty(fromAddress, free: Self.freeFailuresPerAddress, now: now),
+                    Self.penalty(atUser, free: Self.freeFailuresPerAccount, now: now)].compactMap { $0 }.max()
         }
     }
 
-    func failed(_ address: String, now: ContinuousClock.Instant = .now) {
+    private static func recent(_ state: inout State, _ key: String, now: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
+        let recent = (state.failures[key] ?? []).filter { now - $0 < window }
+        state.failures[key] = recent.isEmpty ? nil : recent
+        return recent
+    }
+
+    private static func penalty(_ recent: [ContinuousClock.Instant], free: Int, now: ContinuousClock.Instant) -> Duration? {
+        guard recent.count >= free, let last = recent.last else { return nil }
+        let penalty = min(Duration.seconds(30) * (1 << min(recent.count - free, 5)), .seconds(900))
+        let remaining = penalty - (now - last)
+        return remaining > .zero ? remaining : nil
+    }
+
+    /// Counted at the start of every attempt (so a burst of attempts at once counts in full);
+    /// `succeeded` takes the one back.
+    func attempted(address: String, user: String, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            state.failures[address, default: []].append(now)
+            for key in ["address:" + address, "user:" + user] {
+                state.failures[key, default: []].append(now)
+                // Bounded: a key keeps its last 64 failures; at most 10,000 keys are kept.
+                if state.failures[key]!.count > 64 { state.failures[key]!.removeFirst() }
+            }
             state.everywhere.append(now)
-            // Bounded: an address keeps its last 64 failures; at most 10,000 addresses are kept.
-            if state.failures[address]!.count > 64 { state.failures[address]!.removeFirst() }
-            if state.failures.count > 10_000, let stale = state.failures.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
+            if state.everywhere.count > 4 * Self.totalPerMinute { state.everywhere.removeFirst() }
+            while state.failures.count > 10_000, let stale = state.failures.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
                 state.failures[stale] = nil
             }
         }
     }
 
-    func succeeded(_ address: String) {
-        _ = state.withLock { $0.failures.removeValue(forKey: address) }
+    /// The attempt's provisional failure taken back: it was not one.
+    func succeeded(address: String, user: String) {
+        state.withLock { state in
+            for key in ["address:" + address, "user:" + user] {
+                if !(state.failures[key]?.isEmpty ?? true) { state.failures[key]!.removeLast() }
+            }
+            if !state.everywhere.isEmpty { state.everywhere.removeLast() }
+        }
     }
 }

@@ -27,6 +27,9 @@ public final class DeskdLink: Sendable {
             return state.nextCall
         }
         let request = make(call)
+        let bytes = FrontWire.encode(request)
+        // Over deskd's limit, deskd would cut the whole link (every browser) off: not sent at all.
+        guard bytes.count <= FrontWire.requestLimit else { return nil }
         return await withCheckedContinuation { continuation in
             let accepted = state.withLock { state -> Bool in
                 guard !state.ended else { return false }
@@ -34,7 +37,7 @@ public final class DeskdLink: Sendable {
                 return true
             }
             guard accepted else { return continuation.resume(returning: nil) }
-            do { try socket.send(FrontWire.encode(request), wait: false) } catch {
+            do { try socket.send(bytes, wait: false) } catch {
                 if let waiting = state.withLock({ $0.pending.removeValue(forKey: call) }) { waiting.resume(returning: nil) }
                 end()
             }

@@ -87,8 +87,9 @@ public enum FrontEvent: Sendable, Equatable, Codable {
 /// The records' encoding: JSON, one message per record.
 public enum FrontWire {
     /// The most a front's message may be; deskd drops a front that sends more. A token or a
-    /// cookie is under a hundred bytes, counts a few hundred.
-    public static let requestLimit = 16 << 10
+    /// cookie is under a hundred bytes, counts a few hundred; a portal request's body (16 KiB)
+    /// escaped as a JSON string can grow up to six times. The front refuses to send more itself.
+    public static let requestLimit = 128 << 10
     /// The most one of deskd's messages may be: the metrics text and the TLS chain fit well within.
     public static let eventLimit = 1 << 20
 
