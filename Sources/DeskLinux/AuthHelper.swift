@@ -39,39 +39,30 @@ public final class AuthHelper: Sendable {
 
     /// deskd-auth beside deskd, or in ../libexec/deskd.
     public static func locate() -> String? {
-        guard let deskd = ProcFS.executable(of: getpid()) else { return nil }
-        let directory = String(deskd[..<(deskd.lastIndex(of: "/") ?? deskd.startIndex)])
-        let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-        return [directory + "/deskd-auth", parent + "/libexec/deskd/deskd-auth"].first { access($0, X_OK) == 0 }
+        Companion.locate("deskd-auth")
     }
 
     /// Starts it for `user` from `remoteHost` under PAM service `service`. The user name is a
     /// checked account name: never a secret, and safe on a command line.
     public static func start(program: String, service: String, user: String, remoteHost: String) throws(OSError) -> AuthHelper {
-        var toHelper: [Int32] = [-1, -1], fromHelper: [Int32] = [-1, -1]
-        guard deskd_pipe_cloexec_nonblock(&toHelper) == 0 else { throw OSError("pipe", path: program) }
-        guard deskd_pipe_cloexec_nonblock(&fromHelper) == 0 else { close(toHelper[0]); close(toHelper[1]); throw OSError("pipe", path: program) }
-        for fd in [toHelper[0], fromHelper[1]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
-        toHelper = toHelper.map(deskd_above_stdio)
-        fromHelper = fromHelper.map(deskd_above_stdio)
+        let pipes = try HelperPipes.make(for: program)
         var pidfd: Int32 = -1
         let pid = [program, service, user, remoteHost].withCStringArray { argv in
             ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"].withCStringArray { envp in
                 program.withCString { path in
-                    var spec = deskd_spawn_spec(path: path, argv: argv, envp: envp, in_fd: toHelper[0], out_fd: fromHelper[1], err_fd: -1,
+                    var spec = deskd_spawn_spec(path: path, argv: argv, envp: envp, in_fd: pipes.childInput, out_fd: pipes.childOutput, err_fd: -1,
                                                 cgroup_fd: -1, umask_value: 0o077, uid: uid_t.max, gid: gid_t.max, directory: nil)
                     return deskd_spawn_process_pidfd(&spec, &pidfd)
                 }
             }
         }
-        close(toHelper[0])
-        close(fromHelper[1])
+        pipes.closeChildEnds()
         guard pid > 0, pidfd >= 0 else {
             let error = OSError("spawn", path: program)
-            close(toHelper[1]); close(fromHelper[0])
+            pipes.closeOwnEnds()
             throw error
         }
-        return AuthHelper(pid: pid, pidfd: pidfd, input: toHelper[1], output: fromHelper[0])
+        return AuthHelper(pid: pid, pidfd: pidfd, input: pipes.toChild, output: pipes.fromChild)
     }
 
     /// The answer to its last prompt. The text is wiped from deskd's copy once written.

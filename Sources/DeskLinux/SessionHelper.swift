@@ -10,10 +10,7 @@ public final class SessionHelper: Sendable {
     /// Where the helper is: beside deskd's own binary, or in ../libexec/deskd (make install).
     /// Both are where root put deskd itself; never a path a user could have written.
     public static func locate() -> String? {
-        guard let deskd = ProcFS.executable(of: getpid()) else { return nil }
-        let directory = String(deskd[..<(deskd.lastIndex(of: "/") ?? deskd.startIndex)])
-        let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-        return [directory + "/deskd-session", parent + "/libexec/deskd/deskd-session"].first { access($0, X_OK) == 0 }
+        Companion.locate("deskd-session")
     }
 
     /// What deskd-session is to run, in deskd's terms; it travels as `message`.
@@ -78,33 +75,25 @@ public final class SessionHelper: Sendable {
         // A spec deskd-session would refuse is refused here, before there is a process to end.
         let bytes: [UInt8]
         do { bytes = try spec.message.encoded() } catch { throw OSError("encode the spec (\(error))", path: helper, errno: EINVAL) }
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard deskd_pipe_cloexec_nonblock(&input) == 0 else { throw OSError("pipe", path: helper) }
-        guard deskd_pipe_cloexec_nonblock(&output) == 0 else { close(input[0]); close(input[1]); throw OSError("pipe", path: helper) }
-        // The helper's ends block, as a process's stdin and stdout are expected to.
-        for fd in [input[0], output[1]] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
-        // Descriptors 0-2 are the child's to be given; keep ours above them.
-        input = input.map(deskd_above_stdio)
-        output = output.map(deskd_above_stdio)
+        let pipes = try HelperPipes.make(for: helper)
         let pid = [helper].withCStringArray { argv in
             [String]().withCStringArray { envp in
                 helper.withCString { path in
                     var process = deskd_spawn_spec(
-                        path: path, argv: argv, envp: envp, in_fd: input[0], out_fd: output[1], err_fd: stderr,
+                        path: path, argv: argv, envp: envp, in_fd: pipes.childInput, out_fd: pipes.childOutput, err_fd: stderr,
                         cgroup_fd: -1, umask_value: 0o022, uid: uid_t.max, gid: gid_t.max, directory: nil)
                     return deskd_spawn_process(&process)
                 }
             }
         }
-        close(input[0])
-        close(output[1])
+        pipes.closeChildEnds()
         guard pid > 0 else {
             let error = OSError("spawn", path: helper)
-            close(input[1]); close(output[0])
+            pipes.closeOwnEnds()
             throw error
         }
-        let started = SessionHelper(pid: pid, commands: input[1], replies: output[0])
-        let written = bytes.withUnsafeBytes { buffer in retryingEINTR { write(input[1], buffer.baseAddress, buffer.count) } }
+        let started = SessionHelper(pid: pid, commands: pipes.toChild, replies: pipes.fromChild)
+        let written = bytes.withUnsafeBytes { buffer in retryingEINTR { write(pipes.toChild, buffer.baseAddress, buffer.count) } }
         guard written == bytes.count else {
             // Nothing watches it yet: end and reap it here, or it stays a zombie of deskd's.
             let error = OSError("write spec", path: helper)

@@ -18,10 +18,7 @@ public final class WebFrontProcess: Sendable {
 
     /// deskd-web beside deskd, or in ../libexec/deskd.
     public static func locate() -> String? {
-        guard let deskd = ProcFS.executable(of: getpid()) else { return nil }
-        let directory = String(deskd[..<(deskd.lastIndex(of: "/") ?? deskd.startIndex)])
-        let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-        return [directory + "/deskd-web", parent + "/libexec/deskd/deskd-web"].first { access($0, X_OK) == 0 }
+        Companion.locate("deskd-web")
     }
 
     /// setpriv's arguments: the account, none of its groups, no privilege now or later.
