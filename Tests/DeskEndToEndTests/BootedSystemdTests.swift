@@ -208,7 +208,10 @@ import VNCViewer
         let exposure = try inside(["systemd-analyze", "security", "--no-pager", "deskd-web.service"]).stdout
         print("BootedSystemdTests: systemd-analyze security deskd-web.service → \(exposure.split(separator: "\n").last ?? "")")
         let get = { (port: Int, path: String) throws -> String in
-            try box.exec(["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' >&3 && timeout 10 cat <&3"]).stdout
+            // Bounded as a whole, the connect included: a port deskd bound that no front serves
+            // takes connections into its backlog and never answers.
+            try box.exec(["timeout", "10", "/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/$1 && printf 'GET %s HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' \"$2\" >&3 && cat <&3",
+                          "get", "\(port)", path], timeout: 20).stdout
         }
         var scrape = ""
         _ = eventually(10) { scrape = (try? get(9466, "/metrics")) ?? ""; return scrape.contains("deskd_sessions") }
