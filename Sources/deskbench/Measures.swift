@@ -30,6 +30,10 @@ extension Bench {
             try browserRelays()
             return
         }
+        if options.portalOnly {
+            try portal()
+            return
+        }
         if options.scaleOnly {
             try scale()
             return
@@ -44,6 +48,7 @@ extension Bench {
         try list()
         try killAndReap()
         try browserRelays()
+        try portal()
         try scale()
         report("")
         report("Ratios are medians of per-pair ratios, each pair measured back to back in this run.")

@@ -21,6 +21,7 @@ struct Options {
     var relayPings = 300
     /// Only the browser relay measure (deskd's gateway against websockify).
     var relayOnly = false
+    var portalOnly = false
     /// Only the cluster measures, against a running deskd with [slurm] (scripts/bench-slurm runs
     /// deskbench on the Slurm lab's login machine): its control socket.
     var clusterSocket: String?
@@ -49,6 +50,7 @@ struct Options {
             case "--relay-rounds": relayRounds = try value()
             case "--relay-pings": relayPings = try value()
             case "--relay-only": relayOnly = true
+            case "--portal-only": portalOnly = true
             case "--cluster":
                 guard let socket = iterator.next(), socket.hasPrefix("/") else { throw Usage("--cluster needs deskd's control socket, an absolute path") }
                 clusterSocket = socket
@@ -57,7 +59,7 @@ struct Options {
             case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
                 print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--concurrent N] [--sessions N] [--idle-seconds N]\n"
-                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--scale-only] [--start-only] [--quick]\n"
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--portal-only] [--scale-only] [--start-only] [--quick]\n"
                       + "                 [--cluster SOCKET [--cluster-web-port N] [--cluster-rounds N]]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")
