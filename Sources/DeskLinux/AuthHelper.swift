@@ -99,7 +99,7 @@ public final class AuthHelper: Sendable {
             let remaining = deadline - .now
             guard remaining > .zero else { return nil }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            let milliseconds = remaining.pollMilliseconds(atMost: 60_000)
             let ready = poll(&entry, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }

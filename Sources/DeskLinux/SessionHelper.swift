@@ -151,7 +151,7 @@ public final class SessionHelper: Sendable {
             }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return pendingEnd(waiting: 0) ?? .stillStarting }
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, Int64(pause)))
+            let milliseconds = left.pollMilliseconds(atMost: Int64(pause))
             if ContinuousClock.now - begun > .milliseconds(32) { pause = min(pause * 2, 32) }
             if let ended = pendingEnd(waiting: milliseconds) { return ended }
         }
@@ -182,7 +182,7 @@ public final class SessionHelper: Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return nil }
             var entry = pollfd(fd: replies, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            let milliseconds = left.pollMilliseconds(atMost: 60_000)
             let ready = poll(&entry, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }
