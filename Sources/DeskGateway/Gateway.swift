@@ -184,18 +184,9 @@ public final class Gateway: Sendable {
         }
     }
 
+    /// The configured files, read as deskd reads them for its web front, then made one context.
     private func makeTLSContext() throws(GatewayError) -> NIOSSLContext? {
-        guard let certificatePath = configuration.tlsCertificatePath, let keyPath = configuration.tlsKeyPath else { return nil }
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
-            guard !chain.isEmpty else { throw GatewayError(.tlsUnreadable, "\(certificatePath) holds no PEM certificate") }
-            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-            return try NIOSSLContext(configuration: configuration.serverTLS(certificateChain: chain, privateKey: key))
-        } catch let error as GatewayError {
-            throw error
-        } catch {
-            throw GatewayError(.tlsUnreadable, "the gateway could not load its TLS certificate \(certificatePath) and key \(keyPath): \(error)")
-        }
+        try TLSMaterial.read(for: configuration).map(makeTLSContext(from:))
     }
 
     private func bind(_ place: Place, environment: GatewayEnvironment, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
