@@ -235,7 +235,7 @@ actor WebPortal {
         guard csrf == login.csrf else {
             return (403, Self.errorJSON(DeskError(.permissionDenied, "The request did not carry this page's token; reload the page.")))
         }
-        if touch { _ = check(cookie, touch: true) }
+        if touch { sessions.touch(cookie) }
         let response = await harness.handle(Array(body.utf8), from: PeerCredentials(pid: 0, uid: login.uid, gid: login.gid))
         let text = (try? JSONEncoder.deskWire.encode(response)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return (Self.status(of: response), text)

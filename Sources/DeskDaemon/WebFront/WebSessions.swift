@@ -41,17 +41,27 @@ final class WebSessions: Sendable {
 
     /// The login `cookie` is, if it has neither idled out nor outlived its lifetime, and `stillAllowed`
     /// says its account may still log in (then it is gone); with `touch`, its idle clock starts again.
+    /// `stillAllowed` reads the account database, so it runs outside the lock.
     func check(_ cookie: String, idle: Duration, lifetime: Duration, touch: Bool, now: ContinuousClock.Instant = .now,
                stillAllowed: (Login) -> Bool = { _ in true }) -> Login? {
-        logins.withLock { logins in
+        let alive = logins.withLock { logins -> Login? in
             guard let login = logins[cookie] else { return nil }
-            guard now - login.lastSeen < idle, now - login.began < lifetime, stillAllowed(login) else {
+            guard now - login.lastSeen < idle, now - login.began < lifetime else {
                 logins[cookie] = nil
                 return nil
             }
-            if touch { logins[cookie]?.lastSeen = now }
-            return logins[cookie]
+            return login
         }
+        guard let alive else { return nil }
+        guard stillAllowed(alive) else {
+            close(cookie)
+            return nil
+        }
+        guard touch else { return alive }
+        self.touch(cookie, now: now)
+        var touched = alive
+        touched.lastSeen = now
+        return touched
     }
 
     @discardableResult
@@ -59,9 +69,9 @@ final class WebSessions: Sendable {
         logins.withLock { $0.removeValue(forKey: cookie) }
     }
 
-    /// Ends every login of `uid` (its account was removed or locked: a later check would fail anyway).
-    func closeAll(uid: UInt32) {
-        logins.withLock { logins in logins = logins.filter { $0.value.uid != uid } }
+    /// Starts `cookie`'s idle clock again (a request that counts as activity, already checked).
+    func touch(_ cookie: String, now: ContinuousClock.Instant = .now) {
+        logins.withLock { $0[cookie]?.lastSeen = now }
     }
 }
 
