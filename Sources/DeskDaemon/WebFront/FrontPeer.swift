@@ -10,9 +10,7 @@ final class FrontPeer: Sendable {
     /// What the front last said its gateway had counted (deskd's metrics move from it).
     let counts = Mutex(GatewayMetrics.Snapshot.zero)
     /// Requests being answered now: a front that asks faster than deskd answers is cut off.
-    let inFlight = Atomic<Int>(0)
-
-    static let maxInFlight = 1024
+    let inFlight = InFlightLimit(1024)
     /// Set once its connection has ended (under `BrowserRelays`' lock): no relay is granted to it after.
     let isClosed = Atomic<Bool>(false)
 

@@ -3,7 +3,6 @@ import DeskGateway
 import DeskLinux
 import Glibc
 import Logging
-import Synchronization
 
 /// deskd's answers to its web front: which link a token is, what a cookie lets a browser do,
 /// and the desktop's socket for a relay it granted, logged in to by deskd. The front never sees
@@ -13,7 +12,7 @@ struct FrontRequests: Sendable {
     /// How long logging in to a desktop may take (the gateway's handshake timeout).
     let handshakeTimeout: Duration
     /// Desktop logins under way for every front together: each holds a thread and a socket.
-    let loginsUnderWay = LoginSlots(limit: 32)
+    let loginsUnderWay = InFlightLimit(32)
     /// Portal logins and their cookies.
     let portal: WebPortal
 
@@ -38,7 +37,7 @@ struct FrontRequests: Sendable {
 
     /// Answers the requests that need no wait, in the order they came (counts must not be
     /// taken out of order).
-    func handleAtOnce(_ request: FrontRequest, from front: FrontPeer, offered: Set<String>) -> Outcome {
+    func handleAtOnce(_ request: FrontRequest, from front: FrontPeer, isOffered: (String) -> Bool) -> Outcome {
         switch request {
         case .relayEnded(let relay):
             environment.browsers.end(relay, of: front)
@@ -51,7 +50,7 @@ struct FrontRequests: Sendable {
             environment.gatewayMetrics.absorb(from: earlier, to: now)
         case .listenerFailed(let listener, let reason):
             // Only a listener deskd passed it, and a reason of a line: it reaches status and the log.
-            guard offered.contains(listener) else { return .cutOff("it named a listener deskd never passed it") }
+            guard isOffered(listener) else { return .cutOff("it named a listener deskd never passed it") }
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
@@ -152,24 +151,3 @@ struct FrontRequests: Sendable {
     }
 }
 
-/// A count of things under way with a ceiling.
-final class LoginSlots: Sendable {
-    let limit: Int
-    private let taken = Atomic<Int>(0)
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    func take() -> Bool {
-        guard taken.add(1, ordering: .relaxed).newValue <= limit else {
-            taken.subtract(1, ordering: .relaxed)
-            return false
-        }
-        return true
-    }
-
-    func give() {
-        taken.subtract(1, ordering: .relaxed)
-    }
-}

@@ -133,9 +133,10 @@ final class FrontServer: Service, Sendable {
     /// (a login to a desktop, the metrics) in tasks of their own.
     private func readLoop(_ peer: FrontPeer) {
         defer { drop(peer) }
+        var buffer: [UInt8] = []
         while true {
             let received: (bytes: [UInt8], descriptors: [Int32])?
-            do { received = try peer.socket.receive(limit: FrontWire.requestLimit) } catch {
+            do { received = try peer.socket.receive(limit: FrontWire.requestLimit, using: &buffer) } catch {
                 logger.warning("web front cut off: it sent a message over the limit", metadata: ["peer.pid": "\(peer.credentials.pid)", "error": "\(error)"])
                 return
             }
@@ -146,22 +147,21 @@ final class FrontServer: Service, Sendable {
                 logger.warning("web front cut off: it sent something that is not a request", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return
             }
-            let offered = state.withLock { Set($0.offers.keys) }
-            switch requests.handleAtOnce(request, from: peer, offered: offered) {
+            switch requests.handleAtOnce(request, from: peer, isOffered: { name in state.withLock { $0.offers[name] != nil } }) {
             case .handled: continue
             case .cutOff(let why):
                 logger.warning("web front cut off: \(why)", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return
             case .later: break
             }
-            guard peer.inFlight.add(1, ordering: .relaxed).newValue <= FrontPeer.maxInFlight else {
+            guard peer.inFlight.take() else {
                 logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return
             }
             let requests = requests
             Task {
                 await requests.handle(request, from: peer)
-                peer.inFlight.subtract(1, ordering: .relaxed)
+                peer.inFlight.give()
             }
         }
     }
