@@ -99,8 +99,9 @@ public final class RecordSocket: Sendable {
 
     /// The next record and its descriptors (close-on-exec, the caller's to close); nil at the
     /// peer's end. A record over `limit` bytes is an error (EMSGSIZE), and what came with it is closed.
-    public func receive(limit: Int) throws(OSError) -> (bytes: [UInt8], descriptors: [Int32])? {
-        var buffer = [UInt8](repeating: 0, count: limit + 1)
+    /// `buffer` is the caller's to keep between calls: it is made `limit + 1` bytes once, not per record.
+    public func receive(limit: Int, using buffer: inout [UInt8]) throws(OSError) -> (bytes: [UInt8], descriptors: [Int32])? {
+        if buffer.count != limit + 1 { buffer = [UInt8](repeating: 0, count: limit + 1) }
         var fds = [Int32](repeating: -1, count: Int(DESKD_MAX_PASSED_FDS))
         var count: Int32 = 0
         let received = buffer.withUnsafeMutableBytes { bytes in

@@ -60,8 +60,9 @@ public final class DeskdLink: Sendable {
     /// callers, the rest to `onEvent`. Blocking; run it on a thread of its own.
     public func readEvents(_ onEvent: (FrontEvent, [Int32]) -> Void) {
         defer { end() }
+        var buffer: [UInt8] = []
         while true {
-            guard let received = try? socket.receive(limit: FrontWire.eventLimit) else { return }
+            guard let received = try? socket.receive(limit: FrontWire.eventLimit, using: &buffer) else { return }
             guard let event = FrontWire.decode(FrontEvent.self, from: received.bytes) else {
                 for fd in received.descriptors { close(fd) }
                 return
