@@ -223,8 +223,9 @@ extension EndToEnd {
         let templates = "/tmp/deskt-templates-fast-\(getpid())"
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
         // It reaches its display (xprop), so its start succeeds; it closes the display before it
-        // exits, so its exit ends the session.
-        try "#!/bin/sh\nxprop -root -spy >/dev/null 2>&1 & spy=$!\nsleep 1.5\nseq 1 300000\necho done writing\nkill $spy\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
+        // exits (waiting for xprop to be gone: under load a killed xprop could outlive the script
+        // by a moment, and deskd-session rightly notes a process left behind), so its exit ends the session.
+        try "#!/bin/sh\nxprop -root -spy >/dev/null 2>&1 & spy=$!\nsleep 1.5\nseq 1 300000\necho done writing\nkill $spy\nwait $spy 2>/dev/null\nexit 0\n".write(toFile: templates + "/fast.xstartup", atomically: true, encoding: .utf8)
         let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
         defer { daemon.shutDown(); TestUsers.reap(zoe); try? FileManager.default.removeItem(atPath: templates) }
         let session = try daemon.start(zoe.name, extra: ["--desktop", "fast"])
