@@ -196,7 +196,9 @@ import VNCViewer
         var frontActive = ""
         _ = eventually(15) { frontActive = (try? inside(["systemctl", "is-active", "deskd-web"]).stdout) ?? ""; return frontActive == "active\n" }
         #expect(frontActive == "active\n", "systemctl is-active deskd-web: \(frontActive)\n\((try? inside(["journalctl", "-u", "deskd-web", "--no-pager", "-o", "cat"]).stdout) ?? "")")
-        let frontPS = try inside(["ps", "-o", "pid=,user:20=,comm=", "-C", "deskd-web"]).stdout
+        // systemd calls the unit active once it has forked; the process is deskd-web once it has exec'd.
+        var frontPS = ""
+        _ = eventually(10) { frontPS = (try? inside(["ps", "-o", "pid=,user:20=,comm=", "-C", "deskd-web"]).stdout) ?? ""; return !frontPS.isEmpty }
         print("BootedSystemdTests: ps -C deskd-web → \(frontPS.trimming())")
         let frontFields = frontPS.split(whereSeparator: { $0 == " " || $0 == "\n" })
         #expect(frontFields.count == 3 && frontFields[1] == "deskd-web", "ps -C deskd-web: \(frontPS)")
