@@ -373,3 +373,29 @@ ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, in
     }
     return received;
 }
+
+#include <shadow.h>
+#include <stdlib.h>
+
+int deskd_shadow_state(const char *name, long *last_change, long *expire, int *locked, unsigned long long *fingerprint) {
+    struct spwd entry, *found = NULL;
+    size_t size = 4096;
+    for (int attempt = 0; attempt < 6; attempt++, size *= 4) {
+        char *buffer = malloc(size);
+        if (buffer == NULL) return -1;
+        int error = getspnam_r(name, &entry, buffer, size, &found);
+        if (error == ERANGE) { free(buffer); continue; }
+        if (error != 0 || found == NULL) { free(buffer); if (error != 0) errno = error; return -1; }
+        *last_change = entry.sp_lstchg;
+        *expire = entry.sp_expire;
+        *locked = entry.sp_pwdp != NULL && (entry.sp_pwdp[0] == '!' || entry.sp_pwdp[0] == '*');
+        unsigned long long hash = 14695981039346656037ULL;
+        for (const char *c = entry.sp_pwdp ? entry.sp_pwdp : ""; *c; c++) hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
+        *fingerprint = hash;
+        explicit_bzero(buffer, size);
+        free(buffer);
+        return 0;
+    }
+    errno = ERANGE;
+    return -1;
+}

@@ -219,6 +219,18 @@ extension ConfigurationFile {
         Key("web", "deny_users", takes: "a list of account names", default: "[\"root\"]",
             "Accounts that may not log in to the web portal, whatever their password: root by default (an admin logs in as themselves and administers from there)."
         ) { c, v throws(Reason) in c.web.denyUsers = Set(try strings(v)) },
+        Key("web", "sso_header", takes: "a header name, such as \"X-Remote-User\"", default: nil,
+            "Single sign-on done by the site's reverse proxy (OIDC or SAML in Apache's mod_auth_openidc, nginx with oauth2-proxy): the header in which the proxy names the signed-in account. A request that carries it is believed only from an address in trusted_proxies, and is refused from anywhere else (a browser can write any header). The account must exist here and not be in deny_users; its login then lives and ends like a password login. The proxy must set the header on every request and strip it from what browsers send. Unset: passwords only."
+        ) { c, v throws(Reason) in
+            let name = try string(v)
+            let reserved: Set<String> = ["host", "cookie", "origin", "content-type", "content-length", "transfer-encoding", "connection", "upgrade",
+                                         "x-forwarded-for", "x-deskd-csrf", "x-deskd-background", "authorization", "sec-websocket-key"]
+            guard !name.isEmpty, name.utf8.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }),
+                  !reserved.contains(name.lowercased()) else {
+                throw Reason("must be a header name of your proxy's own, such as \"X-Remote-User\", not \"\(name)\"")
+            }
+            c.web.singleSignOnHeader = name
+        },
         Key("web", "session_idle", takes: "a duration, such as \"15m\"", default: "\"15m\"",
             "A portal login with no request for this long ends; the page counts it down and logs out."
         ) { c, v throws(Reason) in c.web.sessionIdleSeconds = try duration(v) },

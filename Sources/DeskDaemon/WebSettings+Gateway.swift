@@ -9,7 +9,8 @@ extension WebSettings {
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
             clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress, idleTimeout: .seconds(idleTimeoutSeconds)),
-            publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies, tlsMinimum: tlsMinimum
+            publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies, tlsMinimum: tlsMinimum,
+            singleSignOnHeader: singleSignOnHeader
         )
     }
 

@@ -29,6 +29,9 @@ public struct WebSettings: Sendable, Equatable {
     public var user = "deskd-web"
     /// Accounts that may not log in to the portal, whatever their password.
     public var denyUsers: Set<String> = ["root"]
+    /// The header a trusted proxy names its signed-in user in (single sign-on done at the proxy);
+    /// nil: the portal logs in with passwords only.
+    public var singleSignOnHeader: String?
     /// A portal login with no request for this long is over.
     public var sessionIdleSeconds = 15 * 60
     /// And any portal login after this long.

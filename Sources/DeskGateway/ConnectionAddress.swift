@@ -16,17 +16,20 @@ final class ConnectionAddress: Sendable {
 
     private let state: Mutex<State>
     private let quota: SharedAddressQuota
+    /// The peer, when it is one of the trusted proxies: its requests may name a user by single sign-on.
+    let proxy: String?
 
     /// nil when the peer's own address is over its cap.
     static func accept(peer: String?, quota: SharedAddressQuota, trustedProxies: Set<String>) -> ConnectionAddress? {
         guard quota.admit(peer) else { return nil }
-        if let peer, trustedProxies.contains(peer) { return ConnectionAddress(.awaitingRequest(proxy: peer), quota: quota) }
-        return ConnectionAddress(.counted(peer), quota: quota)
+        if let peer, trustedProxies.contains(peer) { return ConnectionAddress(.awaitingRequest(proxy: peer), quota: quota, proxy: peer) }
+        return ConnectionAddress(.counted(peer), quota: quota, proxy: nil)
     }
 
-    private init(_ state: State, quota: SharedAddressQuota) {
+    private init(_ state: State, quota: SharedAddressQuota, proxy: String?) {
         self.state = Mutex(state)
         self.quota = quota
+        self.proxy = proxy
     }
 
     /// Whether the connection may go on, given a request's headers; the first request of a

@@ -252,7 +252,7 @@ public final class Gateway: Sendable {
                 guard address.admit(head.headers) else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
-                return Self.shouldUpgrade(channel, head, environment: environment, notes: notes)
+                return Self.shouldUpgrade(channel, head, environment: environment, notes: notes, proxy: address.proxy)
             },
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
@@ -281,12 +281,16 @@ public final class Gateway: Sendable {
     /// Decides a WebSocket upgrade: the right path, the gateway's own origin, and a cookie deskd
     /// redeems (once). A refusal is noted for the HTTP handler, which answers 403 with it.
     private static func shouldUpgrade(_ channel: any Channel, _ head: HTTPRequestHead, environment: GatewayEnvironment,
-                                      notes: UpgradeNotes) -> EventLoopFuture<HTTPHeaders?> {
+                                      notes: UpgradeNotes, proxy: String?) -> EventLoopFuture<HTTPHeaders?> {
         guard RequestChecks.path(of: head.uri) == "/websockify" else {
             return channel.eventLoop.makeSucceededFuture(nil)
         }
         guard RequestChecks.isSameOrigin(head.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin) else {
             notes.record(.refused(.origin, "This WebSocket was opened from a page that is not the gateway's own."))
+            return channel.eventLoop.makeSucceededFuture(nil)
+        }
+        guard !RequestChecks.forgesSingleSignOn(head.headers, configuration: environment.configuration, proxy: proxy) else {
+            notes.record(.refused(.forgedUser, RequestChecks.forgedUserSentence(environment.configuration)))
             return channel.eventLoop.makeSucceededFuture(nil)
         }
         guard let cookie = RequestChecks.cookie(RequestChecks.cookieName, in: head.headers) else {

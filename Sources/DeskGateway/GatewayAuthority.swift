@@ -37,6 +37,7 @@ extension GatewayAuthority {
 public protocol PortalAuthority: Sendable {
     func login(user: String, password: String, address: String) async -> LoginStep?
     func answer(attempt: String, text: String, address: String) async -> LoginStep?
+    func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep?
     func identify(cookie: String, touch: Bool) async -> WebIdentity?
     func logout(cookie: String) async
     /// The control protocol's response JSON for a request's JSON, and its HTTP status; with

@@ -83,10 +83,14 @@ public struct GatewayConfiguration: Sendable, Equatable, Codable {
     /// Peers whose X-Forwarded-For is believed (the admin's reverse proxy): a browser behind one
     /// is counted against the per-address cap by its own address. Exact addresses.
     public var trustedProxies: Set<String>
+    /// The header a trusted proxy names its signed-in user in (the portal's single sign-on);
+    /// from any other peer a request carrying it is refused. nil: no single sign-on.
+    public var singleSignOnHeader: String?
 
     public init(host: String = "127.0.0.1", port: Int = 6080, tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil,
                 novncDirectory: String = "/usr/share/novnc", clipboard: Clipboard = .both, limits: Limits = Limits(),
-                publicOrigin: String? = nil, trustedProxies: Set<String> = [], tlsMinimum: TLSMinimum = .tls12) {
+                publicOrigin: String? = nil, trustedProxies: Set<String> = [], tlsMinimum: TLSMinimum = .tls12,
+                singleSignOnHeader: String? = nil) {
         self.host = host
         self.port = port
         self.tlsCertificatePath = tlsCertificatePath
@@ -97,6 +101,7 @@ public struct GatewayConfiguration: Sendable, Equatable, Codable {
         self.limits = limits
         self.publicOrigin = publicOrigin
         self.trustedProxies = trustedProxies
+        self.singleSignOnHeader = singleSignOnHeader
     }
 
     /// Whether this listener speaks TLS.

@@ -56,6 +56,10 @@ extension GatewayHTTPHandler {
         let text = body.map { String(buffer: $0) } ?? ""
         let cookie = RequestChecks.cookie(Self.portalCookie, in: request.headers)
         let address = self.address.address ?? "?"
+        // Behind a trusted proxy that signs users on, the proxy's word names the user of every
+        // request: a login of anyone else (the proxy's user changed) is not this browser's.
+        let signedOn = RequestChecks.singleSignOnUser(request.headers, configuration: environment.configuration, proxy: self.address.proxy)
+        let proxy = self.address.proxy ?? "?"
         switch (request.method, path) {
         case (.POST, "/api/login"):
             guard let form = Self.decode(LoginForm.self, text), form.user.utf8.count <= 64, form.password.utf8.count <= 1024 else {
@@ -68,10 +72,15 @@ extension GatewayHTTPHandler {
             }
             later(request) { await portal.answer(attempt: form.attempt, text: form.answer, address: address).map(Self.loginAnswer) }
         case (.GET, "/api/session"):
-            guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }
+            guard cookie != nil || signedOn != nil else { return answer(request, .unauthorized, Self.loggedOut) }
             later(request) {
-                guard let identity = await portal.identify(cookie: cookie, touch: false) else { return (.unauthorized, Self.loggedOut, nil) }
-                return (.ok, Self.json(IdentityAnswer(identity: identity)), nil)
+                if let cookie, let identity = await portal.identify(cookie: cookie, touch: false), signedOn == nil || identity.user == signedOn {
+                    return (.ok, Self.json(IdentityAnswer(identity: identity)), nil)
+                }
+                guard let signedOn else { return (.unauthorized, Self.loggedOut, nil) }
+                // Signed on at the proxy and not (or no longer, or as someone else) logged in here.
+                if let cookie { await portal.logout(cookie: cookie) }
+                return await portal.singleSignOn(user: signedOn, proxy: proxy, address: address).map(Self.loginAnswer)
             }
         case (.POST, "/api/logout"):
             later(request) {
@@ -83,6 +92,7 @@ extension GatewayHTTPHandler {
             let csrf = request.headers["X-Deskd-CSRF"].first ?? ""
             let touch = request.headers["X-Deskd-Background"].first != "1"
             later(request) {
+                if let signedOn, await portal.identify(cookie: cookie, touch: false)?.user != signedOn { return (.unauthorized, Self.loggedOut, nil) }
                 guard let (status, body) = await portal.request(cookie: cookie, csrf: csrf, body: text, touch: touch) else { return nil }
                 return (HTTPResponseStatus(statusCode: status), body, nil)
             }

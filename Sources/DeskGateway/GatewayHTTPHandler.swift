@@ -121,6 +121,13 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let path = RequestChecks.path(of: request.uri)
         // The path only: a query could hold anything, and no token or cookie is ever logged.
         environment.logger.debug("request", metadata: ["http.method": "\(request.method)", "http.path": "\(path)"])
+        if RequestChecks.forgesSingleSignOn(request.headers, configuration: environment.configuration, proxy: address.proxy) {
+            environment.metrics.refused(.forgedUser)
+            environment.logger.notice("request refused: a single sign-on header from a peer that is no trusted proxy",
+                                      metadata: ["web.peer": "\(address.address ?? "?")"])
+            return respond(request, .forbidden, contentType: "application/json",
+                           body: GatewayRefusal(.permissionDenied, RequestChecks.forgedUserSentence(environment.configuration)).json, private: true)
+        }
         if path == "/" || path.hasPrefix("/api/") || path.hasPrefix("/portal."), environment.portal != nil {
             return routePortal(request, path: path)
         }

@@ -27,6 +27,9 @@ public final class GatewayMetrics: Sendable {
         case rfb
         /// The session's Xvnc could not be reached, was not the session's, or refused the password.
         case desktop
+        /// A request naming a signed-in user (the single sign-on header) from a peer that is not
+        /// a trusted proxy: a browser writing the header itself.
+        case forgedUser = "forged-user"
 
         public static func < (lhs: Refusal, rhs: Refusal) -> Bool { lhs.rawValue < rhs.rawValue }
     }
@@ -90,6 +93,7 @@ public final class GatewayMetrics: Sendable {
     private let refusedFrame = Atomic<Int>(0)
     private let refusedRFB = Atomic<Int>(0)
     private let refusedDesktop = Atomic<Int>(0)
+    private let refusedForgedUser = Atomic<Int>(0)
     private let cutIdle = Atomic<Int>(0)
     private let cutNotReading = Atomic<Int>(0)
 
@@ -246,6 +250,7 @@ public final class GatewayMetrics: Sendable {
         case .frame: body(refusedFrame)
         case .rfb: body(refusedRFB)
         case .desktop: body(refusedDesktop)
+        case .forgedUser: body(refusedForgedUser)
         }
     }
 }

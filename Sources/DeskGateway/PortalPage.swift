@@ -151,7 +151,7 @@ enum PortalPage {
         function loggedIn(who) {
           identity = who;
           attempt = null;
-          $('user').textContent = who.user + (who.isAdmin ? ' (admin)' : '');
+          $('user').textContent = who.user + (who.isAdmin ? ' (admin)' : '') + (who.singleSignOn ? ', signed on by your site' : '');
           $('login-form').reset();
           $('question-form').hidden = true;
           $('login-form').hidden = false;

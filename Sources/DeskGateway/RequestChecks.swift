@@ -4,6 +4,29 @@ import NIOHTTP1
 enum RequestChecks {
     static let cookieName = "deskd_gateway"
 
+    // MARK: Single sign-on
+
+    /// The account a trusted proxy's sign-on names for this request; nil when single sign-on is
+    /// off, the peer is no trusted proxy, or the header is absent, empty or repeated.
+    static func singleSignOnUser(_ headers: HTTPHeaders, configuration: GatewayConfiguration, proxy: String?) -> String? {
+        guard let header = configuration.singleSignOnHeader, proxy != nil else { return nil }
+        let values = headers[canonicalForm: header]
+        guard values.count == 1, let user = values.first.map(String.init), !user.isEmpty, user.utf8.count <= 64 else { return nil }
+        return user
+    }
+
+    /// Whether a request names a signed-in user although its peer is no trusted proxy: a browser
+    /// (or anyone) writing the header itself, refused outright rather than ignored, so that a
+    /// proxy misconfigured to pass browsers' headers through shows up at once.
+    static func forgesSingleSignOn(_ headers: HTTPHeaders, configuration: GatewayConfiguration, proxy: String?) -> Bool {
+        guard let header = configuration.singleSignOnHeader, proxy == nil else { return false }
+        return headers.contains(name: header)
+    }
+
+    static func forgedUserSentence(_ configuration: GatewayConfiguration) -> String {
+        "The \(configuration.singleSignOnHeader ?? "sign-on") header is taken only from this site's own proxy; go through the site's address."
+    }
+
     /// The request target's path, without query or fragment: what may be logged.
     static func path(of uri: String) -> Substring {
         let end = uri.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? uri.endIndex

@@ -13,6 +13,7 @@ extension EndToEnd {
 struct PortalTests {
     static let browser = TestEnvironment.repository.appendingPathComponent("Tests/browser/portal_in_browser.py").path
     static let api = TestEnvironment.repository.appendingPathComponent("Tests/web/portal_api.py").path
+    static let singleSignOn = TestEnvironment.repository.appendingPathComponent("Tests/web/portal_sso.py").path
 
     /// A fresh password for a throwaway account (hex: nothing a shell or chpasswd reads specially).
     static func givePassword(to account: UserAccount) throws -> String {
@@ -149,6 +150,50 @@ struct PortalTests {
         #expect(throttled.contains("Too many failed logins"), "\(throttled)")
         let logins = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login }
         #expect(logins.contains { $0.outcome == "throttled" } && logins.contains { $0.user == expired.name && !$0.ok })
+    }
+
+    /// Single sign-on from a trusted proxy, both ways: the proxy's user logged in (and only as
+    /// long as the proxy names them), the header refused on every route from any other address;
+    /// and a password login ending when its password changes or its account is locked.
+    @Test func aTrustedProxySignsUsersOnAndNoOneElseMayNameAUser() throws {
+        let signedOn = try TestUsers.ensure("deskt-sso"), other = try TestUsers.ensure("deskt-lock")
+        let otherPassword = try Self.givePassword(to: other)
+        let newPassword = "Nw-" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + "-K4"
+        let (daemon, base) = try Self.daemon(extra: "trusted_proxies = [\"127.0.0.1\"]\nsso_header = \"X-Remote-User\"\n")
+        defer {
+            daemon.shutDown()
+            TestUsers.reap(signedOn)
+            _ = try? CommandResult.run("/usr/sbin/usermod", ["-U", other.name])
+        }
+        _ = try daemon.start(signedOn.name, as: signedOn.name)
+
+        let run = try CommandResult.run("/usr/bin/python3", [Self.singleSignOn, base, signedOn.name, other.name, otherPassword, newPassword])
+        print("PortalTests: single sign-on → \(run.stdout)\(run.stderr)")
+        let result = try Self.json(run.stdout)
+
+        // Through the proxy: logged in as the user it names, with a cookie, seeing their desktop.
+        let proxied = try #require(result["proxied"] as? [String: Any])
+        #expect(proxied["status"] as? Int == 200 && proxied["user"] as? String == signedOn.name
+                && proxied["singleSignOn"] as? Bool == true && proxied["cookie"] as? Bool == true, "\(proxied)")
+        let list = try #require(result["proxiedList"] as? [String: Any])
+        #expect(list["status"] as? Int == 200 && list["users"] as? [String] == [signedOn.name], "\(list)")
+        // The same cookie under another name from the proxy is no login; root and strangers are not signed on.
+        #expect(result["otherUserSameCookie"] as? Int == 401)
+        #expect(result["root"] as? Int == 403 && result["nobodyHere"] as? Int == 403, "\(result["root"] ?? "") \(result["nobodyHere"] ?? "")")
+        // From an address that is no trusted proxy, the header is refused on every route.
+        for key in ["forgedSession", "forgedRequest", "forgedPage", "forgedOpen", "forgedUpgrade"] {
+            #expect(result[key] as? Int == 403, "\(key): \(result[key] ?? "")")
+        }
+        #expect(result["plainSession"] as? Int == 401)
+        // A password change ends the logins made with the old one; the new one logs in; a lock ends it too.
+        #expect(result["otherLogin"] as? Int == 200 && result["beforeChange"] as? Int == 200)
+        #expect(result["afterChange"] as? Int == 401 && result["newLogin"] as? Int == 200 && result["newLoginWorks"] as? Int == 200)
+        #expect(result["afterLock"] as? Int == 401)
+        // The audit trail names the proxy; the gateway counted the forgeries.
+        let logins = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login && $0.ok }
+        #expect(logins.contains { $0.user == signedOn.name && $0.outcome.contains("single sign-on via 127.0.0.1") }, "\(logins)")
+        let metrics = try daemon.deskctl(["metrics"]).stdout
+        #expect(metrics.contains("reason=\"forged-user\""), "no forged-user refusals counted")
     }
 }
 }

@@ -54,7 +54,7 @@ struct FrontRequests: Sendable {
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
-        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .identify, .logout, .request:
+        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .logout, .request:
             return .later
         }
         return .handled
@@ -81,6 +81,8 @@ struct FrontRequests: Sendable {
             front.send(.loginStep(call: call, step: await portal.login(user: user, password: password, address: Self.address(address))))
         case .loginAnswer(let call, let attempt, let answer, let address):
             front.send(.loginStep(call: call, step: await portal.answer(attempt: attempt, text: answer, address: Self.address(address))))
+        case .singleSignOn(let call, let user, let proxy, let address):
+            front.send(.loginStep(call: call, step: await portal.singleSignOn(user: user, proxy: proxy, address: Self.address(address))))
         case .identify(let call, let cookie, let touch):
             front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
         case .logout(let call, let cookie):

@@ -153,7 +153,7 @@ actor WebPortal {
                 return refused(user: user, address: address, why: "PAM accepted a name that is no account here, or a denied one", message: Self.wrongPassword)
             }
             throttle.succeeded(address: address, user: user)
-            let (cookie, login) = sessions.open(account)
+            let (cookie, login) = sessions.open(account, password: PasswordState.of(account: account.name))
             audit(user: account.name, uid: account.uid, address: address, ok: true, outcome: "logged in")
             logger.notice("portal login", metadata: ["session.user": "\(account.name)", "web.address": "\(address)"])
             return .loggedIn(cookie: cookie, identity: identity(login))
@@ -206,6 +206,32 @@ actor WebPortal {
             && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-$".unicodeScalars.contains($0)) }
     }
 
+    // MARK: Single sign-on
+
+    /// A login the site's reverse proxy vouches for: its sign-on (OIDC, SAML) named `user` in
+    /// `web.sso_header`. Believed only from a proxy `web.trusted_proxies` names (the front checked
+    /// its peer, and deskd checks the name again against its own list), for an account that
+    /// exists here, is not root and not denied, and has not expired.
+    func singleSignOn(user: String, proxy: String, address: String) -> LoginStep {
+        guard settings.singleSignOnHeader != nil, settings.trustedProxies.contains(proxy) else {
+            logger.warning("single sign-on refused: the front named a proxy deskd does not trust, or single sign-on is off",
+                           metadata: ["web.proxy": "\(proxy)"])
+            return .refused(message: "Single sign-on is not on for this address; log in with your password.")
+        }
+        guard Self.isPlausibleName(user), let account = UserAccount.named(user), account.uid != 0,
+              !settings.denyUsers.contains(user), !settings.denyUsers.contains(account.name) else {
+            return refused(user: user, address: address, why: "single sign-on named no account here, or a denied one",
+                           message: "Your site's sign-on named \(Self.isPlausibleName(user) ? user : "an account") that may not use this portal; ask an admin.")
+        }
+        if let password = PasswordState.of(account: account.name), password.hasExpired(onDay: PasswordState.today) {
+            return refused(user: user, address: address, why: "account expired", message: "This account has expired; ask an admin to renew it.")
+        }
+        let (cookie, login) = sessions.open(account, singleSignOn: true)
+        audit(user: account.name, uid: account.uid, address: address, ok: true, outcome: "logged in by single sign-on via \(proxy)")
+        logger.notice("portal login by single sign-on", metadata: ["session.user": "\(account.name)", "web.address": "\(address)", "web.proxy": "\(proxy)"])
+        return .loggedIn(cookie: cookie, identity: identity(login))
+    }
+
     // MARK: Logged in
 
     func identify(cookie: String, touch: Bool) -> WebIdentity? {
@@ -214,12 +240,23 @@ actor WebPortal {
     }
 
     /// The login, if it is alive and its account may still log in: the same uid under the same
-    /// name, not since put on the deny list.
+    /// name, not since put on the deny list, and its password neither locked nor changed nor the
+    /// account expired since (a user who changes a password they think was seen ends every
+    /// login made with it, as an admin's lock does).
     private func check(_ cookie: String, touch: Bool) -> WebSessions.Login? {
         let denied = settings.denyUsers
         return sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch) { login in
             UserAccount.withUID(login.uid)?.name == login.user && !denied.contains(login.user)
+                && Self.passwordStillHolds(for: login, now: PasswordState.of(account: login.user))
         }
+    }
+
+    static func passwordStillHolds(for login: WebSessions.Login, now: PasswordState?, today: Int = PasswordState.today) -> Bool {
+        guard let now else { return login.password == nil }
+        if now.hasExpired(onDay: today) { return false }
+        // A single sign-on login had no password here: only the account's expiry is its business.
+        if login.singleSignOn { return true }
+        return !now.locked && now.fingerprint == login.password?.fingerprint
     }
 
     func logout(cookie: String) {
@@ -258,6 +295,7 @@ actor WebPortal {
     private func identity(_ login: WebSessions.Login) -> WebIdentity {
         let now = ContinuousClock.now
         return WebIdentity(user: login.user, uid: login.uid, isAdmin: service.isAdmin(login.uid), csrf: login.csrf,
+                           singleSignOn: login.singleSignOn,
                            idleSeconds: max(0, Int((idle - (now - login.lastSeen)).components.seconds)),
                            lifetimeSeconds: max(0, Int((lifetime - (now - login.began)).components.seconds)))
     }

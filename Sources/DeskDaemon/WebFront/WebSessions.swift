@@ -12,6 +12,11 @@ final class WebSessions: Sendable {
         let gid: UInt32
         let user: String
         let csrf: String
+        /// Logged in through the site's proxy: no password here to have changed.
+        let singleSignOn: Bool
+        /// The account's password as it stood at the login: a lock, an expiry or a new password
+        /// since ends the login (`WebPortal.check`). nil: no shadow entry to watch.
+        let password: PasswordState?
         let began: ContinuousClock.Instant
         var lastSeen: ContinuousClock.Instant
     }
@@ -23,9 +28,11 @@ final class WebSessions: Sendable {
     static let perAccount = 32
 
     /// A new login for `account`; its cookie.
-    func open(_ account: UserAccount, now: ContinuousClock.Instant = .now) -> (cookie: String, login: Login) {
+    func open(_ account: UserAccount, singleSignOn: Bool = false, password: PasswordState? = nil,
+              now: ContinuousClock.Instant = .now) -> (cookie: String, login: Login) {
         let cookie = BrowserLinks.randomToken() + BrowserLinks.randomToken()
-        let login = Login(uid: account.uid, gid: account.gid, user: account.name, csrf: BrowserLinks.randomToken(), began: now, lastSeen: now)
+        let login = Login(uid: account.uid, gid: account.gid, user: account.name, csrf: BrowserLinks.randomToken(),
+                          singleSignOn: singleSignOn, password: password, began: now, lastSeen: now)
         logins.withLock { logins in
             let own = logins.filter { $0.value.uid == account.uid }
             if own.count >= Self.perAccount, let oldest = own.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key {

@@ -152,6 +152,11 @@ extension RemoteAuthority: PortalAuthority {
         return step
     }
 
+    public func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({ .singleSignOn(call: $0, user: user, proxy: proxy, address: address) }) else { return nil }
+        return step
+    }
+
     public func identify(cookie: String, touch: Bool) async -> WebIdentity? {
         guard case .identity(_, let identity)? = await link.answer({ .identify(call: $0, cookie: cookie, touch: touch) }) else { return nil }
         return identity

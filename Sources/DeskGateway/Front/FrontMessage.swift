@@ -22,6 +22,9 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     case login(call: UInt64, user: String, password: String, address: String)
     /// The answer to a login's further question (a one-time code, a new password). `FrontEvent.loginStep`.
     case loginAnswer(call: UInt64, attempt: String, answer: String, address: String)
+    /// A portal login by single sign-on: `user` as the trusted proxy at `proxy` named them (the
+    /// front checked the peer; deskd checks it again against its own list). `FrontEvent.loginStep`.
+    case singleSignOn(call: UInt64, user: String, proxy: String, address: String)
     /// Who a portal cookie is, touching its idle clock unless `touch` is false. `FrontEvent.identity`.
     case identify(call: UInt64, cookie: String, touch: Bool)
     /// Ends a portal login. `FrontEvent.identity` (nil).
@@ -39,12 +42,15 @@ public struct WebIdentity: Sendable, Equatable, Codable {
     public var isAdmin: Bool
     /// Sent back in X-Deskd-CSRF with every request that changes something.
     public var csrf: String
+    /// Logged in through the site's proxy (single sign-on), not with a password here.
+    public var singleSignOn: Bool
     /// Seconds until the login ends without a request, and in any case.
     public var idleSeconds: Int
     public var lifetimeSeconds: Int
 
-    public init(user: String, uid: UInt32, isAdmin: Bool, csrf: String, idleSeconds: Int, lifetimeSeconds: Int) {
+    public init(user: String, uid: UInt32, isAdmin: Bool, csrf: String, singleSignOn: Bool = false, idleSeconds: Int, lifetimeSeconds: Int) {
         self.user = user
+        self.singleSignOn = singleSignOn
         self.uid = uid
         self.isAdmin = isAdmin
         self.csrf = csrf

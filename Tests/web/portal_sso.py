@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The portal's single sign-on and the end of logins whose password changed, from a script; one
+JSON object on stdout. Run by PortalTests against a deskd whose gateway is BASE (on 127.0.0.1),
+with web.trusted_proxies = ["127.0.0.1"] and web.sso_header = "X-Remote-User".
+
+    portal_sso.py BASE SIGNED-ON OTHER OTHER-PASSWORD NEW-PASSWORD
+
+The "proxy" is this script connecting from 127.0.0.1; a browser writing the header itself is
+this script connecting from 127.0.0.2, which the gateway also answers on loopback but does not
+trust. Reports what each got. Then (as root) it gives OTHER a new password with chpasswd and
+later locks the account with usermod -L, to see OTHER's portal logins end; the test unlocks it."""
+
+import base64
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import urllib.parse
+
+
+def call(base, method, path, body=None, headers=None, source="127.0.0.1"):
+    url = urllib.parse.urlparse(base)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30, source_address=(source, 0))
+    sent = {"Origin": f"{url.scheme}://{url.netloc}", **(headers or {})}
+    data = json.dumps(body).encode() if body is not None else None
+    if data is not None:
+        sent["Content-Type"] = "application/json"
+    connection.request(method, path, body=data, headers=sent)
+    response = connection.getresponse()
+    text = response.read().decode()
+    try:
+        answer = json.loads(text) if text else None
+    except ValueError:
+        answer = text
+    return response.status, dict(response.getheaders()), answer
+
+
+def cookie_of(headers):
+    value = headers.get("Set-Cookie", "")
+    return value.split(";")[0].split("=", 1)[1] if value.startswith("deskd_web=") else None
+
+
+def upgrade(base, headers, source):
+    """A WebSocket upgrade to /websockify with `headers`; the status line's code."""
+    url = urllib.parse.urlparse(base)
+    with socket.create_connection((url.hostname, url.port), timeout=10, source_address=(source, 0)) as s:
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET /websockify HTTP/1.1", f"Host: {url.netloc}", "Upgrade: websocket", "Connection: Upgrade",
+                 f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13", f"Origin: {url.scheme}://{url.netloc}",
+                 "Cookie: deskd_gateway=made-up"] + [f"{k}: {v}" for k, v in headers.items()]
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return int(s.recv(4096).split(b" ", 2)[1])
+
+
+def main():
+    base, signed_on, other, other_password, new_password = sys.argv[1:6]
+    result = {}
+    proxied = {"X-Remote-User": signed_on, "X-Forwarded-For": "198.51.100.7"}
+
+    # Through the trusted proxy: the page's first request logs the signed-on user in.
+    status, headers, answer = call(base, "GET", "/api/session", headers=proxied)
+    cookie = cookie_of(headers)
+    identity = (answer or {}).get("identity") or {}
+    result["proxied"] = {"status": status, "user": identity.get("user"), "singleSignOn": identity.get("singleSignOn"),
+                         "cookie": cookie is not None}
+    sent = {**proxied, "Cookie": f"deskd_web={cookie}", "X-Deskd-CSRF": identity.get("csrf", "")}
+    status, _, answer = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=sent)
+    result["proxiedList"] = {"status": status, "users": sorted({s["user"] for s in (answer or {}).get("sessions", [])})}
+    # The proxy now names someone else for the same browser: that login is not theirs.
+    status, _, _ = call(base, "POST", "/api/request", {"version": 1, "command": "list"},
+                        headers={**sent, "X-Remote-User": other})
+    result["otherUserSameCookie"] = status
+    # Names the proxy may not sign on: root (deny_users) and no account at all.
+    result["root"] = call(base, "GET", "/api/session", headers={**proxied, "X-Remote-User": "root"})[0]
+    result["nobodyHere"] = call(base, "GET", "/api/session", headers={**proxied, "X-Remote-User": "no-such-account-x"})[0]
+
+    # Not from the proxy: the header is refused on every route, the cookie or not.
+    forged = {"X-Remote-User": signed_on}
+    result["forgedSession"] = call(base, "GET", "/api/session", headers=forged, source="127.0.0.2")[0]
+    result["forgedRequest"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"},
+                                   headers={**forged, "Cookie": f"deskd_web={cookie}", "X-Deskd-CSRF": identity.get("csrf", "")},
+                                   source="127.0.0.2")[0]
+    result["forgedPage"] = call(base, "GET", "/", headers=forged, source="127.0.0.2")[0]
+    result["forgedOpen"] = call(base, "GET", "/open", headers=forged, source="127.0.0.2")[0]
+    result["forgedUpgrade"] = upgrade(base, forged, "127.0.0.2")
+    # Without the header, 127.0.0.2 is any browser: the page, and no login.
+    result["plainSession"] = call(base, "GET", "/api/session", source="127.0.0.2")[0]
+
+    # A password login, and what becomes of it when the password changes, then when it is locked.
+    status, headers, answer = call(base, "POST", "/api/login", {"user": other, "password": other_password}, source="127.0.0.2")
+    other_cookie = cookie_of(headers)
+    csrf = ((answer or {}).get("identity") or {}).get("csrf", "")
+    with_login = {"Cookie": f"deskd_web={other_cookie}", "X-Deskd-CSRF": csrf}
+    result["otherLogin"] = status
+    result["beforeChange"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_login, source="127.0.0.2")[0]
+    subprocess.run(["/usr/sbin/chpasswd"], input=f"{other}:{new_password}\n", text=True, check=True)
+    result["afterChange"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_login, source="127.0.0.2")[0]
+    status, headers, answer = call(base, "POST", "/api/login", {"user": other, "password": new_password}, source="127.0.0.2")
+    with_login = {"Cookie": f"deskd_web={cookie_of(headers)}", "X-Deskd-CSRF": ((answer or {}).get("identity") or {}).get("csrf", "")}
+    result["newLogin"] = status
+    result["newLoginWorks"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_login, source="127.0.0.2")[0]
+    subprocess.run(["/usr/sbin/usermod", "-L", other], check=True)
+    result["afterLock"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_login, source="127.0.0.2")[0]
+    print(json.dumps(result), flush=True)
+
+
+main()
