@@ -33,8 +33,15 @@ actor ManagedSession {
 
     // Set by the bring-up, the exits and the census (this actor's extensions and SessionBringUp,
     // all isolated to it); read by everyone through `session`.
-    var record: SessionRecord
-    var lifecycle: Lifecycle
+    var record: SessionRecord {
+        didSet {
+            let (before, now) = (oldValue.session, record.session)
+            if before.clients != now.clients || before.slurm != now.slurm { environment.changes.bump() }
+        }
+    }
+    var lifecycle: Lifecycle {
+        didSet { if lifecycle != oldValue { environment.changes.bump() } }
+    }
     /// What of the session is on the host, for the teardown to remove.
     var footprint: SessionFootprint
     let environment: SessionEnvironment
@@ -81,6 +88,7 @@ actor ManagedSession {
         self.record = record
         self.lifecycle = lifecycle
         self.environment = environment
+        environment.changes.bump()
     }
 
     /// The session as `list` shows it: its state follows the lifecycle.

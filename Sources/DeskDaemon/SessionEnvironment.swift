@@ -30,6 +30,8 @@ struct SessionEnvironment: Sendable {
     let tasks: SessionTasks
     /// Cluster desktops' report listener and Slurm.
     let cluster: ClusterContext
+    /// What portal pages wait on for their live updates.
+    let changes = SessionChanges()
 }
 
 extension Session {

@@ -82,6 +82,9 @@ extension GatewayHTTPHandler {
                 if let cookie { await portal.logout(cookie: cookie) }
                 return await portal.singleSignOn(user: signedOn, proxy: proxy, address: address).map(Self.loginAnswer)
             }
+        case (.GET, "/api/events"):
+            guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }
+            events(request, cookie: cookie, portal: portal, signedOn: signedOn)
         case (.POST, "/api/logout"):
             later(request) {
                 if let cookie { await portal.logout(cookie: cookie) }
@@ -100,6 +103,75 @@ extension GatewayHTTPHandler {
             respond(request, .notFound, contentType: "application/json",
                     body: GatewayRefusal(.badRequest, "The portal's API has no \(request.method) \(path).").json, private: true)
         }
+    }
+
+    /// The page's live updates, as server-sent events: `change` (with the count of changes) when
+    /// something the page shows changed in deskd, a comment line at least every 25 s otherwise
+    /// (so proxies keep the stream), and `logout` when the login has ended, then the end. The
+    /// waiting is deskd's (`watch`); this only carries its answers to the browser.
+    private func events(_ request: HTTPRequestHead, cookie: String, portal: any PortalAuthority, signedOn: String?) {
+        guard let context else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let channel = context.channel
+        let promise = context.eventLoop.makePromise(of: UInt64?.self)
+        promise.completeWithTask {
+            if let signedOn, await portal.identify(cookie: cookie, touch: false)?.user != signedOn { return nil }
+            guard let (now, loggedIn) = await portal.watch(cookie: cookie, after: nil), loggedIn else { return nil }
+            return now ?? 0
+        }
+        promise.futureResult.assumeIsolated().whenSuccess { first in
+            let handler = loopBound.value
+            guard let first else { return handler.answer(request, .unauthorized, Self.loggedOut) }
+            handler.startStream(request)
+            Task {
+                var seen = first
+                while channel.isActive {
+                    let asked = ContinuousClock.now
+                    guard let (generation, loggedIn) = await portal.watch(cookie: cookie, after: seen) else { break }
+                    guard loggedIn else {
+                        channel.eventLoop.execute { loopBound.value.streamWrite("event: logout\ndata: {}\n\n") }
+                        break
+                    }
+                    if let generation {
+                        seen = generation
+                        channel.eventLoop.execute { loopBound.value.streamWrite("event: change\ndata: \(generation)\n\n") }
+                    } else {
+                        channel.eventLoop.execute { loopBound.value.streamWrite(": nothing new\n\n") }
+                        // deskd answered "nothing" at once: it holds as many watches as it keeps. Ask later.
+                        if ContinuousClock.now - asked < .seconds(1) { try? await Task.sleep(for: .seconds(20)) }
+                    }
+                }
+                channel.eventLoop.execute { loopBound.value.endStream() }
+            }
+        }
+    }
+
+    private func startStream(_ request: HTTPRequestHead) {
+        guard let context else { return }
+        holdOpen()
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        headers.add(name: "X-Frame-Options", value: "DENY")
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
+        headers.add(name: "Content-Security-Policy", value: PortalPage.contentSecurityPolicy)
+        // nginx would otherwise hold the events back in its buffer.
+        headers.add(name: "X-Accel-Buffering", value: "no")
+        headers.add(name: "Connection", value: "close")
+        context.write(Self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
+        // A browser that lost the stream comes back after 3 s.
+        streamWrite("retry: 3000\n\n")
+    }
+
+    private func streamWrite(_ text: String) {
+        guard let context, context.channel.isActive else { return }
+        context.writeAndFlush(Self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
+    }
+
+    private func endStream() {
+        guard let context else { return }
+        context.writeAndFlush(Self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     /// Answers once deskd has (or with 503 when it could not be asked).

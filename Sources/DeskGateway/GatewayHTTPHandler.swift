@@ -51,6 +51,13 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.context = nil
     }
 
+    /// A response that stays open (the portal's live updates): no deadline for it to leave.
+    func holdOpen() {
+        deadline?.cancel()
+        deadline = nil
+        served = true
+    }
+
     private func arm(_ timeout: Duration, refusing: Bool) {
         deadline?.cancel()
         guard let context else { return }

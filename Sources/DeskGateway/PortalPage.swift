@@ -111,6 +111,7 @@ enum PortalPage {
         let ended = new Map();     // display → the session when it went away
         let idleDeadline = 0;      // when the login ends without activity (ms since epoch)
         let poller = null, ticker = null;
+        let events = null;         // the live updates (server-sent events from /api/events)
 
         function announce(text) {
           $('announce').textContent = text;
@@ -160,15 +161,31 @@ enum PortalPage {
           touched(who.idleSeconds);
           loadDesktops();
           refresh();
-          clearInterval(poller);
-          poller = setInterval(refresh, 5000);
+          listen();
           clearInterval(ticker);
           ticker = setInterval(tick, 1000);
           $('desktops-title').focus?.();
         }
 
+        // Changes arrive as they happen: deskd says "change" and the page asks for the list. If
+        // the stream cannot be had (a proxy that buffers it, say), the page asks every 5 s instead.
+        function listen() {
+          if (events) events.close();
+          clearInterval(poller);
+          poller = null;
+          if (!window.EventSource) { poller = setInterval(refresh, 5000); return; }
+          events = new EventSource('/api/events');
+          events.addEventListener('change', () => refresh());
+          events.addEventListener('logout', () => { events.close(); refresh(); });
+          events.addEventListener('open', () => { if (poller) { clearInterval(poller); poller = null; refresh(); } });
+          events.addEventListener('error', () => {
+            if (!poller && identity) poller = setInterval(refresh, 5000);
+          });
+        }
+
         function loggedOut(why) {
           identity = null;
+          if (events) { events.close(); events = null; }
           clearInterval(poller);
           clearInterval(ticker);
           known = new Map();

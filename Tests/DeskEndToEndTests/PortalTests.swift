@@ -154,7 +154,8 @@ struct PortalTests {
 
     /// Single sign-on from a trusted proxy, both ways: the proxy's user logged in (and only as
     /// long as the proxy names them), the header refused on every route from any other address;
-    /// and a password login ending when its password changes or its account is locked.
+    /// the page's live updates (server-sent events); and a password login ending when its
+    /// password changes or its account is locked.
     @Test func aTrustedProxySignsUsersOnAndNoOneElseMayNameAUser() throws {
         let signedOn = try TestUsers.ensure("deskt-sso"), other = try TestUsers.ensure("deskt-lock")
         let otherPassword = try Self.givePassword(to: other)
@@ -177,6 +178,14 @@ struct PortalTests {
                 && proxied["singleSignOn"] as? Bool == true && proxied["cookie"] as? Bool == true, "\(proxied)")
         let list = try #require(result["proxiedList"] as? [String: Any])
         #expect(list["status"] as? Int == 200 && list["users"] as? [String] == [signedOn.name], "\(list)")
+        // Live updates: the stream is there for a login only; a kill through the API reaches it as
+        // a change, and the logout as its end.
+        #expect(result["eventsWithoutLogin"] as? Int == 401)
+        let stream = try #require(result["eventsHeaders"] as? [String: Any])
+        #expect(stream["status"] as? Int == 200 && (stream["type"] as? String)?.hasPrefix("text/event-stream") == true, "\(stream)")
+        #expect(result["killThroughAPI"] as? Int == 200 && result["listAfterKill"] as? Int == 0)
+        #expect(result["changeSeconds"] is Double, "no change event within 20 s of the kill")
+        #expect(result["logoutSeconds"] is Double, "no logout event within 20 s of the logout")
         // The same cookie under another name from the proxy is no login; root and strangers are not signed on.
         #expect(result["otherUserSameCookie"] as? Int == 401)
         #expect(result["root"] as? Int == 403 && result["nobodyHere"] as? Int == 403, "\(result["root"] ?? "") \(result["nobodyHere"] ?? "")")

@@ -16,6 +16,8 @@ import json
 import os
 import socket
 import subprocess
+import threading
+import time
 import sys
 import urllib.parse
 
@@ -54,6 +56,45 @@ def upgrade(base, headers, source):
         return int(s.recv(4096).split(b" ", 2)[1])
 
 
+def events(base, headers):
+    """GET /api/events, read on a thread; `wait(text, seconds)` says how long until `text` arrived
+    (or None if it did not)."""
+    url = urllib.parse.urlparse(base)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+    connection.request("GET", "/api/events", headers=headers)
+    response = connection.getresponse()
+    seen = []
+    lock = threading.Condition()
+
+    def read():
+        try:
+            while True:
+                line = response.fp.readline()
+                if not line:
+                    break
+                with lock:
+                    seen.append((time.monotonic(), line.decode().rstrip("\r\n")))
+                    lock.notify_all()
+        except OSError:
+            pass
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def wait(text, seconds, since):
+        """Seconds from `since` (time.monotonic()) to the first `text` after it."""
+        with lock:
+            while True:
+                for when, line in seen:
+                    if line == text and when >= since:
+                        return round(when - since, 2)
+                if time.monotonic() - since > seconds:
+                    return None
+                lock.wait(0.2)
+
+    return {"headers": {"status": response.status, "type": response.getheader("Content-Type")}, "wait": wait,
+            "lines": lambda: [line for _, line in seen]}
+
+
 def main():
     base, signed_on, other, other_password, new_password = sys.argv[1:6]
     result = {}
@@ -68,6 +109,16 @@ def main():
     sent = {**proxied, "Cookie": f"deskd_web={cookie}", "X-Deskd-CSRF": identity.get("csrf", "")}
     status, _, answer = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=sent)
     result["proxiedList"] = {"status": status, "users": sorted({s["user"] for s in (answer or {}).get("sessions", [])})}
+    # Live updates: the stream says "change" when the desktop ends, and "logout" when the login does.
+    result["eventsWithoutLogin"] = call(base, "GET", "/api/events")[0]
+    stream = events(base, {**proxied, "Cookie": f"deskd_web={cookie}"})
+    result["eventsHeaders"] = stream["headers"]
+    display = ((answer or {}).get("sessions") or [{}])[0].get("display")
+    since = time.monotonic()
+    status, _, _ = call(base, "POST", "/api/request", {"version": 1, "command": "kill", "display": display}, headers=sent)
+    result["killThroughAPI"] = status
+    result["changeSeconds"] = stream["wait"]("event: change", 20, since)
+    result["listAfterKill"] = len((call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=sent)[2] or {}).get("sessions", []))
     # The proxy now names someone else for the same browser: that login is not theirs.
     status, _, _ = call(base, "POST", "/api/request", {"version": 1, "command": "list"},
                         headers={**sent, "X-Remote-User": other})
@@ -75,6 +126,10 @@ def main():
     # Names the proxy may not sign on: root (deny_users) and no account at all.
     result["root"] = call(base, "GET", "/api/session", headers={**proxied, "X-Remote-User": "root"})[0]
     result["nobodyHere"] = call(base, "GET", "/api/session", headers={**proxied, "X-Remote-User": "no-such-account-x"})[0]
+    since = time.monotonic()
+    call(base, "POST", "/api/logout", {}, headers=sent)
+    result["logoutSeconds"] = stream["wait"]("event: logout", 20, since)
+    result["streamLines"] = stream["lines"]()[:12]
 
     # Not from the proxy: the header is refused on every route, the cookie or not.
     forged = {"X-Remote-User": signed_on}

@@ -11,6 +11,9 @@ final class FrontPeer: Sendable {
     let counts = Mutex(GatewayMetrics.Snapshot.zero)
     /// Requests being answered now: a front that asks faster than deskd answers is cut off.
     let inFlight = InFlightLimit(1024)
+    /// Pages' live updates waiting now, apart: each waits up to half a minute, and they must not
+    /// fill `inFlight`. One over is answered "nothing changed" at once.
+    let watches = InFlightLimit(512)
     /// Set once its connection has ended (under `BrowserRelays`' lock): no relay is granted to it after.
     let isClosed = Atomic<Bool>(false)
 

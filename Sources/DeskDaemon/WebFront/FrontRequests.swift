@@ -54,7 +54,7 @@ struct FrontRequests: Sendable {
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
-        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .logout, .request:
+        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .watch, .logout, .request:
             return .later
         }
         return .handled
@@ -85,6 +85,9 @@ struct FrontRequests: Sendable {
             front.send(.loginStep(call: call, step: await portal.singleSignOn(user: user, proxy: proxy, address: Self.address(address))))
         case .identify(let call, let cookie, let touch):
             front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
+        case .watch(let call, let cookie, let after):
+            let (generation, loggedIn) = await portal.watch(cookie: cookie, after: after)
+            front.send(.watched(call: call, generation: generation, loggedIn: loggedIn))
         case .logout(let call, let cookie):
             await portal.logout(cookie: cookie)
             front.send(.identity(call: call, identity: nil))

@@ -154,6 +154,18 @@ final class FrontServer: Service, Sendable {
                 return
             case .later: break
             }
+            if case .watch(let call, _, _) = request {
+                guard peer.watches.take() else {
+                    peer.send(.watched(call: call, generation: nil, loggedIn: true))
+                    continue
+                }
+                let requests = requests
+                Task {
+                    await requests.handle(request, from: peer)
+                    peer.watches.give()
+                }
+                continue
+            }
             guard peer.inFlight.take() else {
                 logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return

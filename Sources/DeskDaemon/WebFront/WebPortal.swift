@@ -259,8 +259,25 @@ actor WebPortal {
         return !now.locked && now.fingerprint == login.password?.fingerprint
     }
 
+    /// How long a page's live update waits for a change before it is answered "nothing yet".
+    static let watchWait: Duration = .seconds(25)
+
+    /// A page's live update: the changes' count once it passes `after` (nil: now), or nil after
+    /// `watchWait`; `loggedIn` false once the login has ended. Never touches the idle clock.
+    func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool) {
+        guard check(cookie, touch: false) != nil else { return (nil, false) }
+        let changes = service.environment.changes
+        guard let after else { return (changes.generation, true) }
+        let generation = await changes.next(after: after, within: Self.watchWait)
+        // The login may have ended meanwhile (a logout, its idle time): the page hears that instead.
+        guard check(cookie, touch: false) != nil else { return (nil, false) }
+        return (generation, true)
+    }
+
     func logout(cookie: String) {
         guard let login = sessions.close(cookie) else { return }
+        // The page's live updates hear of it now, not at their next wait's end.
+        service.environment.changes.bump()
         audit(user: login.user, uid: login.uid, address: nil, ok: true, outcome: "logged out")
     }
 

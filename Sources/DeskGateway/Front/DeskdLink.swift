@@ -96,7 +96,7 @@ extension FrontEvent {
     var call: UInt64? {
         switch self {
         case .exchanged(let call, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
-             .loginStep(let call, _), .identity(let call, _), .answered(let call, _, _): call
+             .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _), .answered(let call, _, _): call
         case .setup, .listen, .disconnect: nil
         }
     }
@@ -160,6 +160,11 @@ extension RemoteAuthority: PortalAuthority {
     public func identify(cookie: String, touch: Bool) async -> WebIdentity? {
         guard case .identity(_, let identity)? = await link.answer({ .identify(call: $0, cookie: cookie, touch: touch) }) else { return nil }
         return identity
+    }
+
+    public func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool)? {
+        guard case .watched(_, let generation, let loggedIn)? = await link.answer({ .watch(call: $0, cookie: cookie, after: after) }) else { return nil }
+        return (generation, loggedIn)
     }
 
     public func logout(cookie: String) async {

@@ -27,6 +27,9 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     case singleSignOn(call: UInt64, user: String, proxy: String, address: String)
     /// Who a portal cookie is, touching its idle clock unless `touch` is false. `FrontEvent.identity`.
     case identify(call: UInt64, cookie: String, touch: Bool)
+    /// Waits (up to half a minute) for a change a logged-in page would show, past `after`; nil
+    /// `after`: the count now, at once. `FrontEvent.watched`. (A page's live updates.)
+    case watch(call: UInt64, cookie: String, after: UInt64?)
     /// Ends a portal login. `FrontEvent.identity` (nil).
     case logout(call: UInt64, cookie: String)
     /// A control-protocol request from a logged-in page: the cookie, the page's CSRF token, and
@@ -86,6 +89,9 @@ public enum FrontEvent: Sendable, Equatable, Codable {
     case loginStep(call: UInt64, step: LoginStep)
     /// nil: no such login (never was, ended, or timed out).
     case identity(call: UInt64, identity: WebIdentity?)
+    /// A watch's end: the changes' count when something changed (or at once), nil when nothing
+    /// did in time or deskd has as many watches as it keeps; `loggedIn` false: the login has ended.
+    case watched(call: UInt64, generation: UInt64?, loggedIn: Bool)
     /// The control protocol's response JSON, and the HTTP status it maps to.
     case answered(call: UInt64, status: Int, body: String)
 }
