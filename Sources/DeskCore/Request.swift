@@ -33,13 +33,19 @@ public struct Request: Codable, Sendable, Equatable {
     public var web: Bool?
     /// url: take back every unused link to the session and close its browsers, instead of minting one.
     public var revoke: Bool?
+    /// url: a link only these accounts may use, each logged in to the portal in the browser that opens it.
+    public var viewers: [String]?
+    /// url with `revoke`: take back only this share (one link, and the browser it opened).
+    public var share: String?
+    /// url: list the session's shares (unused links, and browsers showing it) instead of minting one.
+    public var shares: Bool?
     /// start: a desktop on a compute node, as a Slurm job, with these choices over the site's defaults.
     public var slurm: SlurmOptions?
 
     public init(command: Command, user: String? = nil, display: Display? = nil, geometry: String? = nil,
                 depth: Int? = nil, desktop: String? = nil, all: Bool? = nil, idleSeconds: Int? = nil, dryRun: Bool? = nil,
                 viewOnly: Bool? = nil, since: Double? = nil, session: String? = nil, lines: Int? = nil, ttlSeconds: Int? = nil, web: Bool? = nil,
-                revoke: Bool? = nil, slurm: SlurmOptions? = nil) {
+                revoke: Bool? = nil, slurm: SlurmOptions? = nil, viewers: [String]? = nil, share: String? = nil, shares: Bool? = nil) {
         self.version = ControlProtocol.version
         self.command = command
         self.user = user
@@ -58,6 +64,9 @@ public struct Request: Codable, Sendable, Equatable {
         self.web = web
         self.revoke = revoke
         self.slurm = slurm
+        self.viewers = viewers
+        self.share = share
+        self.shares = shares
     }
 
     /// Decodes and checks the version, turning every failure into a sentence for the client.

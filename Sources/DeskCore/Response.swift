@@ -24,6 +24,8 @@ public struct Response: Codable, Sendable, Equatable {
     public var link: BrowserLink?
     /// url with `revoke`, and passwd: the links and browsers taken back.
     public var revoked: LinkRevocation?
+    /// url with `shares`: the session's links not yet used and the browsers its links opened.
+    public var shares: [LinkShare]?
     /// metrics (admins): every metric in Prometheus's text format.
     public var metrics: String?
     /// desktops: every desktop template, installed or not.
@@ -31,8 +33,9 @@ public struct Response: Codable, Sendable, Equatable {
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
                 history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,
-                metrics: String? = nil, desktops: [DesktopInfo]? = nil, revoked: LinkRevocation? = nil) {
+                metrics: String? = nil, desktops: [DesktopInfo]? = nil, revoked: LinkRevocation? = nil, shares: [LinkShare]? = nil) {
         self.ok = true
+        self.shares = shares
         self.revoked = revoked
         self.desktops = desktops
         self.metrics = metrics

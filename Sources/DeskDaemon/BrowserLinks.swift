@@ -18,6 +18,23 @@ final class BrowserLinks: Sendable {
         /// The caller who asked for the link (owner or admin), for the audit trail and the census.
         var issuedTo: UInt32
         var viewOnly: Bool
+        /// This link's own id, which its cookie and its browser keep: what `revoke(share:)` takes back.
+        var share: String = BrowserLinks.randomShare()
+        /// Only these uids may use it, each logged in to the portal in the browser that opens it;
+        /// nil: whoever holds the link.
+        var viewers: Set<UInt32>? = nil
+        /// The names the link was made for, as its maker gave them (for `shares`).
+        var viewerNames: [String]? = nil
+    }
+
+    /// What trading a token came to.
+    enum Exchange: Equatable {
+        case granted(cookie: String, grant: Grant)
+        /// Unknown, used or expired.
+        case refused
+        /// A link for named accounts, and the browser is not logged in to the portal as one of
+        /// them: the token stays unused, for when it is.
+        case forNamedViewers
     }
 
     private struct Entry {
@@ -37,6 +54,8 @@ final class BrowserLinks: Sendable {
         /// ones. A cookie spent before a revoke carries the count of its time, so a browser still
         /// connecting when the revoke came is refused once it is registered (`isRevoked`).
         var revocations: [String: (all: UInt64, viewOnly: UInt64)] = [:]
+        /// Shares taken back one by one, by session: a cookie or relay of one of them opens nothing.
+        var revokedShares: [String: Set<String>] = [:]
 
         func epoch(sessionID: String, viewOnly: Bool) -> UInt64 {
             let counts = revocations[sessionID] ?? (0, 0)
@@ -72,11 +91,25 @@ final class BrowserLinks: Sendable {
 
     /// Trades a link's token for a cookie, once; nil for a token that is unknown, used or expired.
     func exchange(token: String, now: ContinuousClock.Instant = .now) -> (cookie: String, grant: Grant)? {
+        guard case .granted(let cookie, let grant) = exchange(token: token, viewer: nil, now: now) else { return nil }
+        return (cookie, grant)
+    }
+
+    /// Trades a link's token for a cookie, once, for a browser logged in to the portal as `viewer`
+    /// (nil: not logged in). A link for named accounts is not spent by a browser that is none of them.
+    func exchange(token: String, viewer: UInt32?, now: ContinuousClock.Instant = .now) -> Exchange {
         let cookie = Self.randomToken()
         return state.withLock { state in
-            guard let entry = state.tokens.removeValue(forKey: token), entry.expires > now else { return nil }
+            guard let entry = state.tokens[token], entry.expires > now else {
+                state.tokens[token] = nil
+                return .refused
+            }
+            if let viewers = entry.grant.viewers, !(viewer.map { viewers.contains($0) } ?? false) {
+                return .forNamedViewers
+            }
+            state.tokens[token] = nil
             state.cookies[cookie] = Entry(grant: entry.grant, expires: now + Self.cookieLifetime)
-            return (cookie, entry.grant)
+            return .granted(cookie: cookie, grant: entry.grant)
         }
     }
 
@@ -89,9 +122,33 @@ final class BrowserLinks: Sendable {
         }
     }
 
-    /// Whether the session's links (of this mode) were taken back since a cookie spent at `epoch`.
-    func isRevoked(sessionID: String, viewOnly: Bool, since epoch: UInt64) -> Bool {
-        state.withLock { $0.epoch(sessionID: sessionID, viewOnly: viewOnly) != epoch }
+    /// Whether the session's links (of this mode) were taken back since a cookie spent at `epoch`,
+    /// or this share was.
+    func isRevoked(sessionID: String, viewOnly: Bool, since epoch: UInt64, share: String? = nil) -> Bool {
+        state.withLock { state in
+            state.epoch(sessionID: sessionID, viewOnly: viewOnly) != epoch
+                || share.map { state.revokedShares[sessionID]?.contains($0) == true } == true
+        }
+    }
+
+    /// Takes back one share of `sessionID`: its link if unused, its cookie if not yet spent; a
+    /// relay it opened is the caller's to close. How many links and cookies there were (0 or 1).
+    @discardableResult
+    func revoke(sessionID: String, share: String) -> Int {
+        state.withLock { state in
+            state.revokedShares[sessionID, default: []].insert(share)
+            let before = state.tokens.count + state.cookies.count
+            state.tokens = state.tokens.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }
+            state.cookies = state.cookies.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }
+            return before - state.tokens.count - state.cookies.count
+        }
+    }
+
+    /// The session's links not yet used (their grants and when they expire).
+    func unused(sessionID: String, now: ContinuousClock.Instant = .now) -> [(grant: Grant, expires: ContinuousClock.Instant)] {
+        state.withLock { state in
+            state.tokens.values.filter { $0.grant.sessionID == sessionID && $0.expires > now }.map { ($0.grant, $0.expires) }
+        }
     }
 
     /// A session's end: its links, cookies and counts go. (A browser still connecting to it
@@ -101,6 +158,7 @@ final class BrowserLinks: Sendable {
             state.tokens = state.tokens.filter { $0.value.grant.sessionID != sessionID }
             state.cookies = state.cookies.filter { $0.value.grant.sessionID != sessionID }
             state.revocations[sessionID] = nil
+            state.revokedShares[sessionID] = nil
         }
     }
 
@@ -130,6 +188,11 @@ final class BrowserLinks: Sendable {
 
     private static func prune(_ entries: inout [String: Entry], now: ContinuousClock.Instant) {
         entries = entries.filter { $0.value.expires > now }
+    }
+
+    /// A share's id: 72 random bits, base64url (12 characters). Not a secret: it takes back, never opens.
+    static func randomShare() -> String {
+        String(randomToken().prefix(12))
     }
 
     /// 32 bytes from the system's CSPRNG, base64url without padding (43 characters): safe in a

@@ -6,8 +6,11 @@ import Synchronization
 /// through it; the fronts' requests name relays by number and get only their own.
 final class BrowserRelays: Sendable {
     struct Relay: Sendable {
-        let sessionID: String
-        let viewOnly: Bool
+        /// The link it came through.
+        let link: BrowserLinks.Grant
+        var sessionID: String { link.sessionID }
+        var viewOnly: Bool { link.viewOnly }
+        var share: String { link.share }
         /// The session's link epoch when the cookie was spent (`BrowserLinks.isRevoked`).
         let epoch: UInt64
         let login: DesktopLogin
@@ -24,11 +27,11 @@ final class BrowserRelays: Sendable {
     private let state = Mutex(State())
 
     /// Registers a relay for `front`; its number, or nil if that front has gone meanwhile.
-    func grant(sessionID: String, viewOnly: Bool, epoch: UInt64, login: DesktopLogin, front: FrontPeer) -> UInt64? {
+    func grant(_ link: BrowserLinks.Grant, epoch: UInt64, login: DesktopLogin, front: FrontPeer) -> UInt64? {
         state.withLock { state in
             guard !front.isClosed.load(ordering: .relaxed) else { return nil }
             defer { state.next += 1 }
-            state.relays[state.next] = Relay(sessionID: sessionID, viewOnly: viewOnly, epoch: epoch, login: login, front: front)
+            state.relays[state.next] = Relay(link: link, epoch: epoch, login: login, front: front)
             return state.next
         }
     }
@@ -66,12 +69,26 @@ final class BrowserRelays: Sendable {
         state.withLock { $0.relays.values.count { $0.sessionID == sessionID } }
     }
 
-    /// Closes the session's browsers (with `viewOnlyOnly`, its view-only ones); how many. They
-    /// stop counting at once; each front is told which of its relays to close.
+    /// The link of one of the session's browsers that came through `share`.
+    func grantOf(sessionID: String, share: String) -> BrowserLinks.Grant? {
+        state.withLock { state in state.relays.values.first { $0.sessionID == sessionID && $0.share == share }?.link }
+    }
+
+    /// The session's browsers by the share they came through.
+    func countByShare(sessionID: String) -> [String: Int] {
+        state.withLock { state in
+            state.relays.values.filter { $0.sessionID == sessionID }.reduce(into: [:]) { $0[$1.share, default: 0] += 1 }
+        }
+    }
+
+    /// Closes the session's browsers (with `viewOnlyOnly`, its view-only ones; with `share`, that
+    /// share's); how many. They stop counting at once; each front is told which of its relays to close.
     @discardableResult
-    func disconnect(sessionID: String, viewOnlyOnly: Bool = false) -> Int {
+    func disconnect(sessionID: String, viewOnlyOnly: Bool = false, share: String? = nil) -> Int {
         let closed = state.withLock { state -> [(UInt64, Relay)] in
-            let closing = state.relays.filter { $0.value.sessionID == sessionID && ($0.value.viewOnly || !viewOnlyOnly) }
+            let closing = state.relays.filter {
+                $0.value.sessionID == sessionID && ($0.value.viewOnly || !viewOnlyOnly) && (share == nil || $0.value.share == share)
+            }
             for number in closing.keys { state.relays[number] = nil }
             return closing.map { ($0.key, $0.value) }
         }

@@ -58,10 +58,13 @@ public struct ControlHarness: Sendable {
             return Response(logs: try await service.logs(logs, caller: caller))
         case .url(let url):
             switch url.action {
-            case .revoke:
-                return Response(revoked: try await service.revokeLinks(url.display, caller: caller))
-            case .mint(let viewOnly, let ttl):
-                return Response(link: try await service.browserLink(url.display, viewOnly: viewOnly, ttlSeconds: ttl, hostName: hostName, caller: caller))
+            case .revoke(let share):
+                return Response(revoked: try await service.revokeLinks(url.display, share: share, caller: caller))
+            case .mint(let viewOnly, let ttl, let viewers):
+                return Response(link: try await service.browserLink(url.display, viewOnly: viewOnly, ttlSeconds: ttl, viewers: viewers,
+                                                                    hostName: hostName, caller: caller))
+            case .shares:
+                return Response(shares: try await service.shares(of: url.display, caller: caller))
             }
         case .metrics:
             guard caller.isAdmin else {
@@ -130,7 +133,9 @@ public struct ControlHarness: Sendable {
             if request.web == true { details.append("web ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
         }
         if let idle = request.idleSeconds, action == .reap { details.append("idle=\(idle)s") }
-        if action == .url && request.revoke != true { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
+        if action == .url && request.revoke != true && request.shares != true { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
+        if action == .url, let viewers = request.viewers, !viewers.isEmpty { details.append("for=\(viewers.prefix(BrowserLink.maximumViewers).map { String($0.prefix(64)) }.joined(separator: ","))") }
+        if action == .url, let share = request.share, UrlRequest.isPlausibleShare(share) { details.append("share=\(share)") }
         if let revoked = response.revoked, revoked.links + revoked.browsers > 0 { details.append(revoked.summary) }
         if request.dryRun == true { details.append("dry-run") }
         if request.viewOnly == true { details.append("view-only") }
@@ -142,7 +147,8 @@ public struct ControlHarness: Sendable {
             switch action {
             case .start: outcome = response.link == nil ? "started" : "started, link issued"
             case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
-            case .url where request.revoke == true: outcome = "links revoked"
+            case .url where request.shares == true: outcome = "shares listed"
+            case .url where request.revoke == true: outcome = request.share == nil ? "links revoked" : "share revoked"
             case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
             case .ended: outcome = "ended"
             case .login: outcome = "logged in"

@@ -4,6 +4,9 @@
 public protocol GatewayAuthority: Sendable {
     /// Trades a one-time link token for a short-lived, single-use cookie value (nil: unknown, used or expired).
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)?
+    /// The same, for a browser that may be logged in to the portal (`portalCookie`): a link for
+    /// named accounts opens only for one of them.
+    func exchange(token: String, portalCookie: String?) async -> LinkExchange
     /// Redeems that cookie at the WebSocket upgrade, once.
     func redeem(cookie: String) async -> GatewayGrant?
     /// The desktop's socket for `grant`, logged in to (for a view-only grant, with the view-only
@@ -27,7 +30,21 @@ public struct DesktopRefusal: Error, Sendable, Equatable, Codable, CustomStringC
     public var description: String { reason }
 }
 
+/// What a link's token was traded for.
+public enum LinkExchange: Sendable, Equatable {
+    case granted(cookie: String, viewOnly: Bool)
+    /// Unknown, used or expired.
+    case refused
+    /// A link for named accounts, and this browser is not logged in to the portal as one of them.
+    case forNamedViewers
+}
+
 extension GatewayAuthority {
+    public func exchange(token: String, portalCookie: String?) async -> LinkExchange {
+        guard let (cookie, viewOnly) = await exchange(token: token) else { return .refused }
+        return .granted(cookie: cookie, viewOnly: viewOnly)
+    }
+
     public func isRevoked(_ grant: GatewayGrant) -> Bool { false }
     public func relayEnded(_ grant: GatewayGrant) {}
 }

@@ -171,10 +171,26 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard let context else { return }
         let authority = environment.authority
-        let promise = context.eventLoop.makePromise(of: (cookie: String, viewOnly: Bool)?.self)
-        promise.completeWithTask { await authority.exchange(token: token) }
-        promise.futureResult.assumeIsolated().whenSuccess { [self] answer in
-            guard let answer, RequestChecks.plausibleToken(answer.cookie), !answer.cookie.contains(";"), !answer.cookie.contains(",") else {
+        // A browser logged in to the portal says so: a link for named accounts opens only for them.
+        let portalCookie = environment.portal == nil ? nil : RequestChecks.cookie(Self.portalCookie, in: request.headers)
+        let promise = context.eventLoop.makePromise(of: LinkExchange.self)
+        promise.completeWithTask { await authority.exchange(token: token, portalCookie: portalCookie) }
+        promise.futureResult.assumeIsolated().whenSuccess { [self] exchanged in
+            if exchanged == .forNamedViewers {
+                environment.metrics.refused(.token)
+                environment.logger.info("link refused", metadata: ["reason": "for named accounts, and this browser is logged in as none of them"])
+                let sentence = "This link is for named people only: log in to the portal (this site's address, /) in this browser as one of them, then open the link again."
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal(.linkRefused, sentence).json, private: true)
+                return
+            }
+            guard case .granted(let cookie, let viewOnly) = exchanged else {
+                environment.metrics.refused(.token)
+                environment.logger.info("link refused", metadata: ["reason": "unknown, used or expired"])
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
+                return
+            }
+            let answer = (cookie: cookie, viewOnly: viewOnly)
+            guard RequestChecks.plausibleToken(answer.cookie), !answer.cookie.contains(";"), !answer.cookie.contains(",") else {
                 environment.metrics.refused(.token)
                 environment.logger.info("link refused", metadata: ["reason": "unknown, used or expired"])
                 respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)

@@ -112,6 +112,7 @@ enum PortalPage {
         let idleDeadline = 0;      // when the login ends without activity (ms since epoch)
         let poller = null, ticker = null;
         let events = null;         // the live updates (server-sent events from /api/events)
+        const panels = new Map();  // session id → its card's open panel
 
         function announce(text) {
           $('announce').textContent = text;
@@ -327,8 +328,13 @@ enum PortalPage {
           }
           const actions = document.createElement('div');
           actions.className = 'actions';
-          const share = document.createElement('div');
-          share.className = 'share';
+          // A card's panel (a share, the viewer lines) outlives the card's redrawing on each change.
+          let share = panels.get(session.id);
+          if (!share) {
+            share = document.createElement('div');
+            share.className = 'share';
+            panels.set(session.id, share);
+          }
           const extra = [];
           if (isEnded) {
             actions.append(button('Start again', '', () => start(session.desktop, session.geometry)),
@@ -381,6 +387,8 @@ enum PortalPage {
             }
           }
           known = now;
+          const alive = new Set([...now.values()].map((s) => s.id));
+          for (const id of [...panels.keys()]) if (!alive.has(id)) panels.delete(id);
           render();
           const session = await api('/api/session');
           if (session.status === 401) loggedOut('Your login has ended; log in again.');
@@ -440,24 +448,80 @@ enum PortalPage {
           else location.href = result.answer.link.url;
         }
 
-        async function shareViewOnly(session, place) {
-          const result = await request('url', { display: session.display, viewOnly: true, ttlSeconds: 600 });
-          if (!result.ok) return ($('desktops-error').textContent = message(result, 'No link could be made.'));
+        // Sharing: a view-only link, good once within 10 minutes, for anyone who holds it or only
+        // for named accounts (each logged in to this portal); then the desktop's shares, each of
+        // which can be taken back alone (deskctl url --shares, --revoke --share).
+        function shareViewOnly(session, place) {
+          const form = document.createElement('form');
           const label = document.createElement('label');
-          const field = document.createElement('input');
-          field.readOnly = true;
-          field.value = result.answer.link.url;
-          field.id = 'share-' + session.display;
-          label.htmlFor = field.id;
-          label.textContent = 'A view-only link, good once within 10 minutes:';
-          place.replaceChildren(label, field,
-            button('Take links back', 'secondary', async () => {
+          const names = document.createElement('input');
+          names.id = 'share-for-' + session.display;
+          names.name = 'viewers';
+          names.autocomplete = 'off';
+          names.spellcheck = false;
+          names.placeholder = 'for example: bob, carol';
+          label.htmlFor = names.id;
+          label.textContent = 'Only for these accounts (empty: anyone with the link):';
+          const make = document.createElement('button');
+          make.type = 'submit';
+          make.textContent = 'Make a view-only link';
+          form.append(label, names, make);
+          form.addEventListener('submit', async (event) => {
+            event.preventDefault();
+            const viewers = names.value.split(',').map((n) => n.trim()).filter((n) => n);
+            const fields = { display: session.display, viewOnly: true, ttlSeconds: 600 };
+            if (viewers.length) fields.viewers = viewers;
+            const result = await request('url', fields);
+            if (!result.ok) return ($('desktops-error').textContent = message(result, 'No link could be made.'));
+            $('desktops-error').textContent = '';
+            const linkLabel = document.createElement('label');
+            const field = document.createElement('input');
+            field.readOnly = true;
+            field.value = result.answer.link.url;
+            field.id = 'share-' + session.display;
+            linkLabel.htmlFor = field.id;
+            linkLabel.textContent = 'A view-only link, good once within 10 minutes' +
+              (viewers.length ? ', for ' + viewers.join(', ') + ' logged in here:' : ':');
+            place.replaceChildren(linkLabel, field);
+            await listShares(session, place);
+            field.select();
+            announce('A view-only link to :' + session.display + ' is ready to copy.');
+          });
+          place.replaceChildren(form);
+          listShares(session, place);
+          names.focus();
+        }
+
+        async function listShares(session, place) {
+          const result = await request('url', { display: session.display, shares: true }, true);
+          if (!result.ok) return;
+          place.querySelector('.shares')?.remove();
+          const section = document.createElement('div');
+          section.className = 'shares';
+          if (result.answer.shares.length) {
+            const heading = document.createElement('p');
+            heading.textContent = 'Shared now:';
+            const list = document.createElement('ul');
+            for (const share of result.answer.shares) {
+              const item = document.createElement('li');
+              const who = share.viewers ? 'for ' + share.viewers.join(', ') : 'anyone with the link';
+              const state = share.expiresAt ? 'not yet opened' : share.browsers + ' browser' + (share.browsers === 1 ? '' : 's');
+              item.append((share.viewOnly ? 'View-only, ' : 'Full control, ') + who + ': ' + state + ' ',
+                button('Take back', 'secondary', async () => {
+                  const taken = await request('url', { display: session.display, revoke: true, share: share.share });
+                  if (!taken.ok) return ($('desktops-error').textContent = message(taken, 'The share could not be taken back.'));
+                  announce('That share of :' + session.display + ' is taken back.');
+                  listShares(session, place);
+                }));
+              list.append(item);
+            }
+            section.append(heading, list, button('Take every link back', 'secondary', async () => {
               await request('url', { display: session.display, revoke: true });
               place.replaceChildren();
-              announce('Links to :' + session.display + ' taken back.');
+              announce('Every link to :' + session.display + ' is taken back.');
             }));
-          field.select();
-          announce('A view-only link to :' + session.display + ' is ready to copy.');
+          }
+          place.append(section);
         }
 
         // For those who use a native VNC viewer (a screen reader's, say) rather than noVNC: the

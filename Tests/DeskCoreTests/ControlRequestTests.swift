@@ -14,7 +14,9 @@ import Testing
         .reap(ReapRequest(idleSeconds: 7200, user: "bob", dryRun: true)),
         .probe(ProbeRequest(display: Display(3), timeoutSeconds: 5)),
         .passwd(PasswdRequest(display: Display(3), viewOnly: true)),
-        .url(UrlRequest(display: Display(3), action: .mint(viewOnly: true, ttlSeconds: 120))), .url(UrlRequest(display: Display(3), action: .revoke)),
+        .url(UrlRequest(display: Display(3), action: .mint(viewOnly: true, ttlSeconds: 120))), .url(UrlRequest(display: Display(3), action: .revoke())),
+        .url(UrlRequest(display: Display(3), action: .mint(viewOnly: true, ttlSeconds: 600, viewers: ["bob", "carol"]))),
+        .url(UrlRequest(display: Display(3), action: .revoke(share: "AbCd-_012345"))), .url(UrlRequest(display: Display(3), action: .shares)),
         .history(HistoryRequest(user: "alice", since: Date(timeIntervalSince1970: 1_700_000_000))),
         .logs(LogsRequest(target: .display(Display(3)), lines: 20)), .logs(LogsRequest(target: .session(String(repeating: "ab", count: 16)))),
     ]

@@ -54,7 +54,12 @@ struct JSONSchemaTests {
                                     expiresAt: Date(), viewOnly: true), "url")
         try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org/open?token=leaked", expiresAt: Date(), viewOnly: true),
                         "url", valid: false)
+        try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org:8443/open#token=" + String(repeating: "A", count: 43),
+                                    expiresAt: Date(), viewOnly: true, share: "AbCd-_012345", viewers: ["bob"]), "url")
         try expectValid(LinkRevocation(display: Display(3), links: 2, browsers: 1, viewOnlyOnly: false), "revoke")
+        try expectValid([LinkShare(share: "AbCd-_012345", viewOnly: true, viewers: ["bob", "carol"], issuedBy: "alice", expiresAt: Date(), browsers: 0),
+                         LinkShare(share: "Zz9-_0123456", viewOnly: false, viewers: nil, issuedBy: "root", expiresAt: nil, browsers: 2)], "shares")
+        try expectValid([LinkShare(share: "short", viewOnly: true, viewers: nil, issuedBy: "alice", expiresAt: nil, browsers: 0)], "shares", valid: false)
         // A refusal, with and without its cause (deskctl --json prints deskd's error body as is).
         struct Failure: Encodable { var error: ErrorBody? }
         for cause: DeskError.Cause? in [nil, .system(operation: "mkdir", path: "/run/deskd/by-id/x", errno: 13, name: "EACCES", text: "Permission denied"),

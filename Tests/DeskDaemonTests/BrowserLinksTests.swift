@@ -91,4 +91,40 @@ import Testing
         links.revoke(sessionID: id)
         #expect(links.isRevoked(sessionID: id, viewOnly: false, since: full.epoch))
     }
+
+    @Test func aLinkForNamedAccountsOpensOnlyForOneOfThemAndStaysForThem() throws {
+        let links = BrowserLinks()
+        var grant = Self.grant
+        grant.viewOnly = true
+        grant.viewers = [2002, 2003]
+        let token = try links.mint(grant, ttl: .seconds(60))
+        #expect(links.exchange(token: token, viewer: nil) == .forNamedViewers, "a browser not logged in")
+        #expect(links.exchange(token: token, viewer: 1001) == .forNamedViewers, "the owner is not one of them")
+        #expect(links.exchange(token: token, viewer: 4004) == .forNamedViewers)
+        guard case .granted(_, let traded) = links.exchange(token: token, viewer: 2003) else {
+            Issue.record("one of the named accounts was refused")
+            return
+        }
+        #expect(traded.share == grant.share && traded.viewOnly)
+        #expect(links.exchange(token: token, viewer: 2002) == .refused, "and then it is used")
+    }
+
+    @Test func oneShareIsTakenBackAndTheOthersStay() throws {
+        let links = BrowserLinks()
+        let id = Self.grant.sessionID
+        var first = Self.grant, second = Self.grant
+        first.share = BrowserLinks.randomShare()
+        second.share = BrowserLinks.randomShare()
+        #expect(first.share != second.share && UrlRequest.isPlausibleShare(first.share))
+        let one = try links.mint(first, ttl: .seconds(60)), two = try links.mint(second, ttl: .seconds(60))
+        // The first is opened (its cookie spent), the second not yet.
+        let opened = try #require(links.exchange(token: one))
+        let (spent, epoch) = try #require(links.redeem(cookie: opened.cookie))
+        #expect(links.unused(sessionID: id).map(\.grant.share) == [second.share])
+        #expect(links.revoke(sessionID: id, share: first.share) == 0, "its link was used: nothing unused to void")
+        #expect(links.isRevoked(sessionID: id, viewOnly: false, since: epoch, share: spent.share), "its browser must go")
+        #expect(!links.isRevoked(sessionID: id, viewOnly: false, since: epoch, share: second.share))
+        #expect(links.revoke(sessionID: id, share: second.share) == 1)
+        #expect(links.exchange(token: two) == nil && links.unused(sessionID: id).isEmpty)
+    }
 }

@@ -63,6 +63,11 @@ struct PortalTests {
         #expect(result["viewerCards"] as? Int == 0, "the second user saw another's desktop")
         #expect(((result["viewerDesktop"] as? [String: Any])?["width"] as? Int ?? 0) > 0, "the view-only link did not show the desktop")
         #expect(access(watched, F_OK) != 0, "a view-only viewer typed into the desktop")
+        // The share was the viewer's alone: a browser logged in as nobody was refused; the card
+        // listed it with its browser, and taking it back closed that browser (the walk waited for it).
+        #expect((result["strangerSaw"] as? String)?.contains("named people only") == true, "\(result["strangerSaw"] ?? "")")
+        #expect((result["shareLabel"] as? String)?.contains("for \(viewer.name)") == true, "\(result["shareLabel"] ?? "")")
+        #expect((result["shareListed"] as? String)?.contains("for \(viewer.name): 1 browser") == true, "\(result["shareListed"] ?? "")")
         #expect((result["endedCard"] as? String)?.contains("ended") == true)
         #expect((result["endedCard"] as? String)?.contains("killed by deskctl kill") == true || (result["endedCard"] as? String)?.contains("Why") == true,
                 "the ended card says why: \(result["endedCard"] ?? "")")
@@ -125,6 +130,22 @@ struct PortalTests {
         let apiDesktops = ((api["desktops"]?["answer"] as? [String: Any])?["desktops"] as? [[String: Any]]) ?? []
         #expect(apiDesktops.compactMap { $0["name"] as? String } == desktops.map(\.name) && !desktops.isEmpty)
 
+        // deskctl's side of sharing: a link for a named account, the shares listed, one taken back.
+        let display = session.display.description
+        let named = try daemon.deskctl(["url", display, "--view-only", "--for", other.name, "--ttl", "10m", "--json"], as: owner.name).decode(BrowserLink.self)
+        let share = try #require(named.share)
+        #expect(named.viewers == [other.name] && named.viewOnly && UrlRequest.isPlausibleShare(share))
+        let anyone = try daemon.deskctl(["url", display, "--json"], as: owner.name).decode(BrowserLink.self)
+        let listedShares = try daemon.deskctl(["url", "--shares", display, "--json"], as: owner.name).decode([LinkShare].self)
+        #expect(Set(listedShares.map(\.share)) == [share, anyone.share] && listedShares.first { $0.share == share }?.viewers == [other.name])
+        let table = try daemon.deskctl(["url", "--shares", display], as: owner.name).stdout
+        #expect(table.hasPrefix("SHARE") && table.contains(other.name) && table.contains("anyone with the link"), "\(table)")
+        let unknown = try daemon.deskctl(["url", display, "--for", "no-such-account-q"], as: owner.name)
+        #expect(unknown.status != 0 && unknown.stderr.contains("no-such-account-q is no account here"), "\(unknown.stderr)")
+        #expect(try daemon.deskctl(["url", "--shares", display], as: other.name).status != 0, "another user listed the owner's shares")
+        let taken = try daemon.deskctl(["url", "--revoke", "--share", share, display, "--json"], as: owner.name).decode(LinkRevocation.self)
+        #expect(taken.links == 1)
+        #expect(try daemon.deskctl(["url", "--shares", display, "--json"], as: owner.name).decode([LinkShare].self).map(\.share) == [anyone.share])
         // Another user: none of the owner's desktops, and no kill of one.
         #expect(((result["otherList"] as? [String: Any])?["sessions"] as? [Any])?.isEmpty == true, "\(result["otherList"] ?? "")")
         let kill = try #require(result["otherKill"] as? [Any])

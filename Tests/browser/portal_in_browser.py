@@ -7,11 +7,13 @@
 Debian's headless Chromium (through Playwright for Python, as desktop_in_browser.py) opens the
 portal at BASE and, as U: logs in with a wrong password first (the page must refuse it), then
 with P; reads the portal cookie's flags; starts a desktop and waits for its card to say ready;
-makes a view-only link on the card; opens the desktop (a new tab: noVNC through the gateway),
-sees it (its canvas is not blank) and types TEXT into it. Then, in a browser of their own, V
-logs in and must see no card, and opens U's view-only link, sees the desktop and types
-VIEWER-TYPE (which must not arrive: the caller checks). Back as U: ends the desktop (accepting
-the confirmation) and waits for the ended card. With --wait-logout S, U's page then waits up
+makes a view-only link on the card for V alone; opens the desktop (a new tab: noVNC through the
+gateway), sees it (its canvas is not blank) and types TEXT into it. A browser logged in to
+nothing opens V's link and must be refused (the link stays V's). Then, in a browser of their
+own, V logs in and must see no card, and opens U's view-only link, sees the desktop and types
+VIEWER-TYPE (which must not arrive: the caller checks). Back as U: the card lists the share with
+its browser, U takes it back, and V's desktop must go. Then U ends the desktop (accepting the
+confirmation) and waits for the ended card. With --wait-logout S, U's page then waits up
 to S seconds to be logged out for inactivity. Screenshots go to DIR: login.png, cards.png,
 desktop.png, viewer.png, ended.png, logged-out.png.
 
@@ -131,9 +133,20 @@ def flow(args):
             step("started a desktop")
 
             card.get_by_role("button", name="Share view-only").click()
-            share = wait_for(page, lambda: card.locator(".share input").input_value(), 10, "the view-only link")
+            card.get_by_label("Only for these accounts").fill(args.viewer)
+            card.get_by_role("button", name="Make a view-only link").click()
+            share = wait_for(page, lambda: card.locator(".share input[readonly]").input_value(), 10, "the view-only link")
             result["shareLink"] = share.split("#")[0]
-            step("made a view-only link")
+            result["shareLabel"] = card.locator(".share label").first.inner_text()
+            step("made a view-only link for the viewer")
+
+            stranger = browser.new_context(viewport={"width": 900, "height": 600})
+            outsider = stranger.new_page()
+            outsider.goto(share, wait_until="load")
+            result["strangerSaw"] = wait_for(outsider, lambda: "named people" in outsider.inner_text("body") and outsider.inner_text("body"),
+                                             15, "the refusal of a browser logged in as nobody")[:300]
+            stranger.close()
+            step("a browser logged in as nobody was refused the named link")
 
             with owner.expect_page() as opened:
                 card.get_by_role("button", name="Open").click()
@@ -160,6 +173,15 @@ def flow(args):
             watch.wait_for_timeout(1500)
             watch.screenshot(path=os.path.join(shots, "viewer.png"))
             step("the viewer watched and typed")
+
+            # The owner takes that share back, alone: the viewer's desktop goes.
+            card.get_by_role("button", name="Share view-only").click()
+            listed = wait_for(page, lambda: card.locator(".shares li").count() > 0 and card.locator(".shares li").first.inner_text(), 15,
+                              "the share in the card's list")
+            result["shareListed"] = listed
+            card.locator(".shares li").first.get_by_role("button", name="Take back").click()
+            wait_for(watch, lambda: not watch.evaluate(harness.PAGE_STATE)["connected"], 20, "the viewer's desktop to go")
+            step("took the share back and the viewer's desktop went")
 
             page.once("dialog", lambda dialog: dialog.accept())
             card.get_by_role("button", name="End").click()

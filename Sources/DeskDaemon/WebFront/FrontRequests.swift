@@ -62,9 +62,16 @@ struct FrontRequests: Sendable {
 
     func handle(_ request: FrontRequest, from front: FrontPeer) async {
         switch request {
-        case .exchange(let call, let token):
-            let traded = exchange(token: token)
-            front.send(.exchanged(call: call, cookie: traded?.cookie, viewOnly: traded?.viewOnly ?? false))
+        case .exchange(let call, let token, let viewer):
+            let uid = if let viewer { await portal.viewer(cookie: viewer) } else { UInt32?.none }
+            switch exchange(token: token, viewer: uid) {
+            case .granted(let cookie, let grant):
+                front.send(.exchanged(call: call, cookie: cookie, viewOnly: grant.viewOnly, forNamedViewers: false))
+            case .forNamedViewers:
+                front.send(.exchanged(call: call, cookie: nil, viewOnly: false, forNamedViewers: true))
+            case .refused:
+                front.send(.exchanged(call: call, cookie: nil, viewOnly: false, forNamedViewers: false))
+            }
         case .redeem(let call, let cookie):
             front.send(.redeemed(call: call, grant: await redeem(cookie: cookie, front: front)))
         case .connect(let call, let relay):
@@ -99,9 +106,10 @@ struct FrontRequests: Sendable {
         }
     }
 
-    private func exchange(token: String) -> (cookie: String, viewOnly: Bool)? {
-        guard let traded = environment.links.exchange(token: token), makerMayStillOpen(traded.grant) else { return nil }
-        return (traded.cookie, traded.grant.viewOnly)
+    private func exchange(token: String, viewer: UInt32?) -> BrowserLinks.Exchange {
+        let traded = environment.links.exchange(token: token, viewer: viewer)
+        if case .granted(_, let grant) = traded, !makerMayStillOpen(grant) { return .refused }
+        return traded
     }
 
     private func redeem(cookie: String, front: FrontPeer) async -> GatewayGrant? {
@@ -112,7 +120,7 @@ struct FrontRequests: Sendable {
             "session.display": "\(grant.display)", "session.user": "\(managed.user)", "link.issuedTo": "\(grant.issuedTo)",
             "link.viewOnly": "\(grant.viewOnly)",
         ])
-        guard let relay = environment.browsers.grant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, epoch: epoch, login: login, front: front) else {
+        guard let relay = environment.browsers.grant(grant, epoch: epoch, login: login, front: front) else {
             return nil   // the front has gone meanwhile
         }
         return GatewayGrant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, relay: relay)
@@ -124,7 +132,7 @@ struct FrontRequests: Sendable {
     private func openDesktop(relay number: UInt64, front: FrontPeer) async -> Result<Int32, DesktopRefusal> {
         let links = environment.links, browsers = environment.browsers
         guard let relay = browsers.open(number, of: front),
-              !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+              !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch, share: relay.share) else {
             return .failure(DesktopRefusal("relay \(number) is not open: it was opened already, its link was taken back, or its session ended"))
         }
         guard loginsUnderWay.take() else {
@@ -135,7 +143,7 @@ struct FrontRequests: Sendable {
         let opened = await onDedicatedThread { Result { () throws(RFBClient.Failure) in try login.open(timeout: timeout) } }
         switch opened {
         case .success(let fd):
-            guard browsers.isOpen(number, of: front), !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch) else {
+            guard browsers.isOpen(number, of: front), !links.isRevoked(sessionID: relay.sessionID, viewOnly: relay.viewOnly, since: relay.epoch, share: relay.share) else {
                 close(fd)
                 return .failure(DesktopRefusal("relay \(number) was closed while deskd logged in to its desktop"))
             }

@@ -259,6 +259,12 @@ actor WebPortal {
         return !now.locked && now.fingerprint == login.password?.fingerprint
     }
 
+    /// The account a browser's portal cookie is logged in as, for a link for named accounts
+    /// (which does not count as the login's activity).
+    func viewer(cookie: String) -> UInt32? {
+        check(cookie, touch: false)?.uid
+    }
+
     /// How long a page's live update waits for a change before it is answered "nothing yet".
     static let watchWait: Duration = .seconds(25)
 

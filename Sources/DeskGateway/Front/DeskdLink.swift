@@ -95,7 +95,7 @@ extension FrontEvent {
     /// The call an answer answers; nil for deskd's own events.
     var call: UInt64? {
         switch self {
-        case .exchanged(let call, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
+        case .exchanged(let call, _, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
              .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _), .answered(let call, _, _): call
         case .setup, .listen, .disconnect: nil
         }
@@ -111,8 +111,16 @@ public struct RemoteAuthority: GatewayAuthority {
     }
 
     public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
-        guard case .exchanged(_, let cookie?, let viewOnly)? = await link.answer({ .exchange(call: $0, token: token) }) else { return nil }
+        guard case .granted(let cookie, let viewOnly) = await exchange(token: token, portalCookie: nil) else { return nil }
         return (cookie, viewOnly)
+    }
+
+    public func exchange(token: String, portalCookie: String?) async -> LinkExchange {
+        switch await link.answer({ .exchange(call: $0, token: token, viewer: portalCookie) }) {
+        case .exchanged(_, let cookie?, let viewOnly, _)?: .granted(cookie: cookie, viewOnly: viewOnly)
+        case .exchanged(_, nil, _, true)?: .forNamedViewers
+        default: .refused
+        }
     }
 
     public func redeem(cookie: String) async -> GatewayGrant? {

@@ -3,8 +3,9 @@ import FoundationEssentials
 /// What deskd-web, the web front, asks deskd over deskd's front socket. Every decision is
 /// deskd's: the front holds no password and opens no desktop itself.
 public enum FrontRequest: Sendable, Equatable, Codable {
-    /// A link's token, traded for a cookie (`FrontEvent.exchanged`).
-    case exchange(call: UInt64, token: String)
+    /// A link's token, traded for a cookie (`FrontEvent.exchanged`), with the browser's portal
+    /// login cookie where it has one (a link for named accounts opens only for them).
+    case exchange(call: UInt64, token: String, viewer: String?)
     /// A cookie, spent at a WebSocket upgrade (`FrontEvent.redeemed`).
     case redeem(call: UInt64, cookie: String)
     /// The desktop's socket for a relay deskd granted (`FrontEvent.connected`, with the socket).
@@ -79,7 +80,8 @@ public enum FrontEvent: Sendable, Equatable, Codable {
     /// A listening socket to serve ("gateway", with its TLS material where it has some, or
     /// "metrics"): carries the socket.
     case listen(listener: String, tls: TLSMaterial?)
-    case exchanged(call: UInt64, cookie: String?, viewOnly: Bool)
+    /// nil `cookie`: refused; `forNamedViewers`: because the link is for accounts this browser's login is none of.
+    case exchanged(call: UInt64, cookie: String?, viewOnly: Bool, forNamedViewers: Bool)
     case redeemed(call: UInt64, grant: GatewayGrant?)
     /// Carries the desktop's socket, logged in to, when `refusal` is nil.
     case connected(call: UInt64, refusal: DesktopRefusal?)
