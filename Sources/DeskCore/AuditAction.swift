@@ -12,4 +12,6 @@ public enum AuditAction: String, Codable, Sendable {
     case login
     /// A portal login ended by its user.
     case logout
+    /// A cluster desktop's time limit made longer.
+    case extend
 }

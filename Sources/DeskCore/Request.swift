@@ -39,6 +39,8 @@ public struct Request: Codable, Sendable, Equatable {
     public var share: String?
     /// url: list the session's shares (unused links, and browsers showing it) instead of minting one.
     public var shares: Bool?
+    /// extend: how much longer the cluster desktop's time limit becomes, in seconds.
+    public var extendSeconds: Int?
     /// start: a desktop on a compute node, as a Slurm job, with these choices over the site's defaults.
     public var slurm: SlurmOptions?
 

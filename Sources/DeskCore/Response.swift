@@ -30,11 +30,14 @@ public struct Response: Codable, Sendable, Equatable {
     public var metrics: String?
     /// desktops: every desktop template, installed or not.
     public var desktops: [DesktopInfo]?
+    /// desktops, where this host submits desktops to Slurm: what a cluster start may ask for.
+    public var cluster: ClusterChoices?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
                 history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,
-                metrics: String? = nil, desktops: [DesktopInfo]? = nil, revoked: LinkRevocation? = nil, shares: [LinkShare]? = nil) {
+                metrics: String? = nil, desktops: [DesktopInfo]? = nil, revoked: LinkRevocation? = nil, shares: [LinkShare]? = nil, cluster: ClusterChoices? = nil) {
         self.ok = true
+        self.cluster = cluster
         self.shares = shares
         self.revoked = revoked
         self.desktops = desktops

@@ -12,6 +12,9 @@ struct AdmissionFacts: Sendable {
     var isDirectory: @Sendable (_ path: String) -> Bool
     /// MemAvailable now; nil where the host does not say. Read only where limits.memory_reserve asks.
     var memoryAvailable: @Sendable () -> Int?
+    /// The cluster's partitions, for a cluster start (read by the service from sinfo before
+    /// admission, off its actor); nil: not known, and Slurm judges.
+    var partitions: @Sendable () -> [SlurmPartition]? = { nil }
 
     init(account: @escaping @Sendable (String) -> UserAccount?, accountOfUID: @escaping @Sendable (UInt32) -> UserAccount?,
          groupID: @escaping @Sendable (String) -> UInt32?, isExecutable: @escaping @Sendable (String) -> Bool,

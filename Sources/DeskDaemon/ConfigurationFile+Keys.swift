@@ -307,6 +307,19 @@ extension ConfigurationFile {
         Key("slurm", "time", takes: "a time limit as Slurm writes it, such as 4:00:00", default: "\"4:00:00\"",
             "The time limit of a desktop's job when the start names none (deskctl start --time). The partition's own MaxTime still applies."
         ) { c, v throws(Reason) in c.slurm.time = try desk(v) { text throws(DeskError) in try SlurmOptions(time: text).checked().time ?? text } },
+        Key("slurm", "max_time", takes: "a time limit as Slurm writes it, such as 8:00:00", default: nil,
+            "The longest time a desktop may ask for (deskctl start --time, the portal's form), whatever its partition's MaxTime allows; unset, the partition's. A start over it is refused with a sentence before anything is submitted, as is one over its partition's MaxTime or its nodes' cores or GPUs (read from sinfo)."
+        ) { c, v throws(Reason) in
+            let text = try string(v)
+            guard let seconds = SlurmTime(slurm: text)?.seconds, seconds > 0 else { throw Reason("must be a time limit such as \"8:00:00\" or \"1-00:00:00\", not \"\(text)\"") }
+            c.slurm.maxTimeSeconds = seconds
+        },
+        Key("slurm", "extend_max", takes: "a duration, such as \"2h\"", default: "\"0s\"",
+            "How much longer a cluster desktop may be made, in all, by its owner or an admin (deskctl extend, the portal's Extend): deskd raises its job's time limit as Slurm's operator (scontrol update TimeLimit=+…), which a user cannot. 0s: no Extend."
+        ) { c, v throws(Reason) in
+            let text = v.string ?? ""
+            c.slurm.extendMaxSeconds = ["0", "0s", "0m", "0h"].contains(text) || v.int == 0 ? 0 : try duration(v)
+        },
         Key("slurm", "max_per_user", takes: "a whole number from 1 to 1000", default: "2",
             "Cluster desktops one user may have at once, queued ones included; admins starting for a user count against that user."
         ) { c, v throws(Reason) in c.slurm.maxPerUser = try positive(v, max: 1000) },

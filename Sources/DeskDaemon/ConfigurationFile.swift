@@ -57,6 +57,10 @@ public enum ConfigurationFile {
     /// only for what the admin wrote.
     static func crossCheck(_ c: DaemonConfiguration, given: (_ section: String, _ key: String) -> Bool) -> (section: String, key: String, message: String)? {
         let exposure = c.vncExposure
+        if let most = c.slurm.maxTimeSeconds, let time = SlurmTime(slurm: c.slurm.time)?.seconds, time > most {
+            return ("slurm", given("slurm", "time") ? "time" : "max_time",
+                    "slurm.time \(c.slurm.time) is longer than slurm.max_time \(SlurmTime(seconds: most)), so a start that names no time would be refused; make the default time shorter or max_time longer.")
+        }
         if exposure.usesTCP {
             let ports = Display(c.displayRange.lowerBound).rfbPort(base: exposure.portBase)...Display(c.displayRange.upperBound).rfbPort(base: exposure.portBase)
             if ports.upperBound > 65535 {

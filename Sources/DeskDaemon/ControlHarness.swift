@@ -72,7 +72,9 @@ public struct ControlHarness: Sendable {
             }
             return Response(metrics: await service.metricsText())
         case .desktops:
-            return Response(desktops: service.desktops())
+            return Response(desktops: service.desktops(), cluster: await service.clusterChoices())
+        case .extend(let extend):
+            return Response(sessions: [try await service.extend(extend.display, bySeconds: extend.seconds, caller: caller)])
         case .history(let history):
             if let name = history.user, !caller.isAdmin, name != caller.userName {
                 throw DeskError(.permissionDenied, "only an admin may read another user's (\(name)) history; leave out --user to see your own.")
@@ -114,7 +116,7 @@ public struct ControlHarness: Sendable {
         let changed = switch action {
         case .start: true
         case .kill, .reap: ended
-        case .passwd, .url, .ended, .login, .logout: false
+        case .passwd, .url, .ended, .login, .logout, .extend: false
         }
         service.audit.record(entry, changedSessions: response.ok && changed)
     }
@@ -150,6 +152,7 @@ public struct ControlHarness: Sendable {
             case .url where request.shares == true: outcome = "shares listed"
             case .url where request.revoke == true: outcome = request.share == nil ? "links revoked" : "share revoked"
             case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
+            case .extend: outcome = "extended by \(SlurmTime(seconds: request.extendSeconds ?? 0))"
             case .ended: outcome = "ended"
             case .login: outcome = "logged in"
             case .logout: outcome = "logged out"
@@ -177,6 +180,7 @@ extension Command {
         case .reap: .reap
         case .passwd: .passwd
         case .url: .url
+        case .extend: .extend
         case .ping, .list, .show, .probe, .history, .status, .logs, .metrics, .desktops: nil
         }
     }

@@ -131,13 +131,14 @@ extension ManagedSession {
             return
         }
         let seen = row.job(now: now)
-        let changed = seen.state != job.state || seen.node != job.node || seen.reason != job.reason
+        let changed = seen.state != job.state || seen.node != job.node || seen.reason != job.reason || seen.expectedStart != job.expectedStart
         job.state = seen.state
         job.reason = seen.reason
         job.node = seen.node ?? job.node
         job.partition = seen.partition ?? job.partition
         job.timeLimit = seen.timeLimit ?? job.timeLimit
         job.endsAt = seen.endsAt ?? (job.hasEnded ? nil : job.endsAt)
+        job.expectedStart = seen.expectedStart
         record.session.slurm = job
         if SlurmJob.endStates.contains(row.state) {
             let detail = jobEndingMessage
@@ -145,6 +146,40 @@ extension ManagedSession {
         } else if changed {
             persist()
         }
+    }
+
+    /// `deskctl extend`: the job's time limit `seconds` longer, as Slurm's operator, within
+    /// `limit` in all. The extension is counted before Slurm is asked (two at once cannot pass
+    /// the limit together) and given back if Slurm refuses.
+    func extendJob(bySeconds seconds: Int, limit: Int, scheduler: any SlurmScheduler) async throws(DeskError) -> Session {
+        guard isCluster, var job = record.session.slurm else {
+            throw DeskError(.badRequest, "\(display) is a desktop on this host, which has no time limit to extend; only cluster desktops (start --slurm) have one.")
+        }
+        guard !isEnding, !job.hasEnded else {
+            throw DeskError(.noSuchSession, "the desktop on \(display) is ending; there is nothing to extend.")
+        }
+        let used = job.extendedSeconds ?? 0
+        guard used + seconds <= limit else {
+            let left = max(0, limit - used)
+            throw DeskError(.limitReached, left == 0
+                ? "\(display) has been made as much longer as this site allows ([slurm] extend_max, \(SlurmTime(seconds: limit)) in all); save your work before it ends."
+                : "\(display) may be made \(SlurmTime(seconds: left)) longer at most ([slurm] extend_max is \(SlurmTime(seconds: limit)) in all); ask for that or less.")
+        }
+        job.extendedSeconds = used + seconds
+        record.session.slurm = job
+        let jobID = job.jobId
+        if let refusal = await onDedicatedThread({ scheduler.extend(jobID: jobID, bySeconds: seconds) }) {
+            record.session.slurm?.extendedSeconds = max(0, (record.session.slurm?.extendedSeconds ?? seconds) - seconds)
+            throw refusal
+        }
+        // squeue says the new limit at its next look; until then the end moves by what was added.
+        if let endsAt = record.session.slurm?.endsAt { record.session.slurm?.endsAt = endsAt.addingTimeInterval(Double(seconds)) }
+        logger.notice("cluster desktop extended", metadata: record.session.logMetadata.merging([
+            "slurm.job": "\(jobID)", "extend.seconds": "\(seconds)", "extend.total": "\(used + seconds)",
+        ]) { $1 })
+        persist()
+        environment.changes.bump()
+        return session
     }
 
     /// Between two reports the idle time still grows: the census's view of a cluster desktop is

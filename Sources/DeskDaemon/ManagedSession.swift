@@ -36,7 +36,12 @@ actor ManagedSession {
     var record: SessionRecord {
         didSet {
             let (before, now) = (oldValue.session, record.session)
-            if before.clients != now.clients || before.slurm != now.slurm { environment.changes.bump() }
+            // Not the job's end time, which squeue's seconds move a little at every look.
+            let (was, job) = (before.slurm, now.slurm)
+            if before.clients != now.clients || was?.state != job?.state || was?.node != job?.node || was?.reason != job?.reason
+                || was?.timeLimit != job?.timeLimit || was?.expectedStart != job?.expectedStart {
+                environment.changes.bump()
+            }
         }
     }
     var lifecycle: Lifecycle {

@@ -134,6 +134,15 @@ public final class SessionService: Sendable {
             .catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
     }
 
+    /// What a cluster start may ask for, with the partitions as sinfo has them now; nil where
+    /// this host submits no desktops to Slurm.
+    func clusterChoices() async -> ClusterChoices? {
+        let settings = configuration.slurm
+        guard settings.isEnabled else { return nil }
+        let scheduler = environment.cluster.scheduler
+        return settings.choices(partitions: await onDedicatedThread { scheduler.partitions() })
+    }
+
     public func status() async -> DaemonStatus {
         await refresh()
         let configuration = self.configuration
@@ -213,7 +222,13 @@ public final class SessionService: Sendable {
                 let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
                 try startRate.withLock { rate throws(DeskError) in try rate?.admit(uid: caller.uid, now: now) }
             }
-            let admission = StartAdmission(configuration: configuration, facts: AdmissionFacts(host: host), registry: await registry.snapshot)
+            var facts = AdmissionFacts(host: host)
+            if request.slurm != nil, configuration.slurm.isEnabled {
+                let scheduler = environment.cluster.scheduler
+                let partitions = await onDedicatedThread { scheduler.partitions() }
+                facts.partitions = { partitions }
+            }
+            let admission = StartAdmission(configuration: configuration, facts: facts, registry: await registry.snapshot)
             let plan = try admission.admit(request, caller: caller)
             let session = if let options = plan.slurm {
                 try await ClusterBringUp(plan: plan, options: options, environment: environment).start()
@@ -253,6 +268,17 @@ public final class SessionService: Sendable {
         }
         guard policy.mayAct(caller, onSessionOf: managed.uid) else { throw AccessPolicy.notYours(display, action: action) }
         return managed
+    }
+
+    /// `extend`: a cluster desktop's time limit made longer, by its owner or an admin, within
+    /// [slurm] extend_max in all.
+    func extend(_ display: Display, bySeconds seconds: Int, caller: Caller) async throws(DeskError) -> Session {
+        let managed = try await session(on: display, caller: caller, action: "extend")
+        let limit = configuration.slurm.extendMaxSeconds
+        guard limit > 0 || !managed.isCluster else {
+            throw DeskError(.permissionDenied, "this site does not let desktops be made longer ([slurm] extend_max is 0s); start a new one with a longer --time.")
+        }
+        return try await managed.extendJob(bySeconds: seconds, limit: limit, scheduler: environment.cluster.scheduler)
     }
 
     public func show(_ display: Display, caller: Caller) async throws(DeskError) -> Session {

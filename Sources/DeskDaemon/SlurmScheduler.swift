@@ -12,6 +12,11 @@ protocol SlurmScheduler: Sendable {
     func desktopJobs() -> [String: SqueueRow]?
     /// Cancels the job as its user; nil once Slurm took the cancel, else why not.
     func cancel(jobID: String, user: String) -> DeskError?
+    /// The cluster's partitions as sinfo has them now; nil if sinfo could not answer.
+    func partitions() -> [SlurmPartition]?
+    /// Makes the job's time limit `seconds` longer (as Slurm's admin: a user may only shorten
+    /// their own); nil once Slurm took it, else why not.
+    func extend(jobID: String, bySeconds seconds: Int) -> DeskError?
 }
 
 /// Slurm's own commands, not libslurm (its ABI changes every release): sbatch and scancel run as
@@ -52,6 +57,24 @@ struct SlurmCommands: SlurmScheduler {
         guard outcome.status != 0 else { return nil }
         let said = Self.firstLine(outcome.errors) ?? "exit status \(outcome.status.map(String.init) ?? "none")"
         return DeskError(.internalError, "scancel \(jobID) failed: \(said).")
+    }
+
+    func partitions() -> [SlurmPartition]? {
+        guard let outcome = CommandRunner.run(directory + "/sinfo", ["--noheader", "--format=\(SlurmPartition.format)"],
+                                              environment: Self.environment, timeout: .seconds(15)), outcome.status == 0 else { return nil }
+        return SlurmPartition.parse(outcome.output)
+    }
+
+    func extend(jobID: String, bySeconds seconds: Int) -> DeskError? {
+        // Slurm's TimeLimit takes "+TIME" as an increment; only its operators (root here) may raise one.
+        let increment = "+" + SlurmTime(seconds: seconds).description
+        guard let outcome = CommandRunner.run(directory + "/scontrol", ["update", "JobId=\(jobID)", "TimeLimit=\(increment)"],
+                                              environment: Self.environment, timeout: .seconds(15)) else {
+            return DeskError(.internalError, "could not run scontrol in \(directory).")
+        }
+        guard outcome.status != 0 else { return nil }
+        let said = Self.firstLine(outcome.errors) ?? Self.firstLine(outcome.output) ?? "exit status \(outcome.status.map(String.init) ?? "none")"
+        return DeskError(.slurmRefused, "Slurm did not make job \(jobID) longer: \(said).", cause: .other("scontrol update: \(said)"))
     }
 
     static func firstLine(_ text: String) -> String? {

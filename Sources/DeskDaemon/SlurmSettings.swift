@@ -12,6 +12,10 @@ public struct SlurmSettings: Sendable, Equatable {
     public var account: String?
     public var gres: String?
     public var time = "4:00:00"
+    /// The longest time a desktop may ask for, over any partition's own MaxTime; nil: the partition's.
+    public var maxTimeSeconds: Int?
+    /// How much longer a desktop may be made in all (`deskctl extend`); 0: not at all.
+    public var extendMaxSeconds = 0
     /// Cluster desktops one user may have at once (queued ones count).
     public var maxPerUser = 2
     /// Slurm warns the job this long before its time limit; the desktop shows the user a message.
@@ -26,4 +30,10 @@ public struct SlurmSettings: Sendable, Equatable {
     public init() {}
 
     public var isEnabled: Bool { listen != nil }
+
+    /// The start form's choices with the partitions Slurm has now (none when sinfo did not answer).
+    func choices(partitions: [SlurmPartition]?) -> ClusterChoices {
+        ClusterChoices(partitions: partitions ?? [], defaults: SlurmOptions(partition: partition, time: time, gres: gres, account: account),
+                       maxTimeSeconds: maxTimeSeconds, extendMaxSeconds: extendMaxSeconds)
+    }
 }

@@ -71,7 +71,10 @@ struct StartAdmission {
             throw DeskError(.limitReached, "\(account.name) has \(running) cluster desktop\(running == 1 ? "" : "s") already, the most [slurm] max_per_user allows; end one first (deskctl list, then deskctl kill :N).")
         }
         let merged = SlurmOptions(partition: options.partition ?? settings.partition, time: options.time ?? settings.time,
-                                  gres: options.gres ?? settings.gres, account: options.account ?? settings.account)
+                                  gres: options.gres ?? settings.gres, account: options.account ?? settings.account, cores: options.cores)
+        // What Slurm would refuse (a partition's MaxTime, its nodes' cores and GPUs) and the site's
+        // own max_time, refused here in a sentence before anything is submitted.
+        try settings.choices(partitions: facts.partitions()).check(merged)
         return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: nil,
                           userXstartup: false, slurm: merged, configuration: configuration)
     }

@@ -23,7 +23,7 @@ struct Deskctl: ParsableCommand {
         // Each subcommand names itself (commandName): else ArgumentParser derives the name with
         // String(describing:) on the type, whose casts scan every protocol conformance in the
         // binary, subcommand by subcommand, on every run: more than half of deskctl's start-up.
-        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, Url.self, History.self, Logs.self, Status.self, Desktops.self, Metrics.self]
+        subcommands: [Start.self, List.self, Show.self, Kill.self, Reap.self, Probe.self, Passwd.self, Url.self, History.self, Logs.self, Status.self, Desktops.self, Metrics.self, Extend.self]
     )
 
     /// Like ArgumentParser's main, but a usage error is one line on stderr, as every other

@@ -19,7 +19,8 @@ extension Deskctl {
 
         func run() throws {
             try reporting(json: json) {
-                guard let desktops = try connection.send(.desktops).desktops else {
+                let response = try connection.send(.desktops)
+                guard let desktops = response.desktops else {
                     throw Failure.incompleteReply(lacking: "the desktops")
                 }
                 if json {
@@ -27,6 +28,7 @@ extension Deskctl {
                     return
                 }
                 print(DesktopTable.render(desktops))
+                if let cluster = response.cluster { print("\n" + PartitionTable.render(cluster)) }
             }
         }
     }

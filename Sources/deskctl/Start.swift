@@ -47,11 +47,14 @@ extension Deskctl {
         @Option(help: "With --slurm: the account the job is charged to.")
         var account: String?
 
+        @Option(help: "With --slurm: the cores the desktop's job asks for (sbatch --cpus-per-task).")
+        var cores: Int?
+
         @Flag(help: "Print the session as JSON, password and how to connect included.")
         var json = false
 
         var slurmOptions: SlurmOptions? {
-            slurm ? SlurmOptions(partition: partition, time: time, gres: gres, account: account) : nil
+            slurm ? SlurmOptions(partition: partition, time: time, gres: gres, account: account, cores: cores) : nil
         }
 
         func validate() throws {
@@ -62,7 +65,7 @@ extension Deskctl {
                 do { _ = try ColorDepth.validate(depth) } catch { throw ValidationError(error.message) }
             }
             if let display { _ = try parseDisplay(display) }
-            if !slurm, let flag = [("--partition", partition), ("--time", time), ("--gres", gres), ("--account", account)].first(where: { $0.1 != nil })?.0 {
+            if !slurm, let flag = [("--partition", partition), ("--time", time), ("--gres", gres), ("--account", account), ("--cores", cores.map(String.init))].first(where: { $0.1 != nil })?.0 {
                 throw ValidationError("\(flag) is for a desktop on the cluster; add --slurm, or leave out \(flag).")
             }
             if let options = slurmOptions {

@@ -3,14 +3,15 @@ import FoundationEssentials
 import Testing
 
 extension SlurmCoreTests {
-    /// Lines as `squeue --noheader --states=all --format='%i|%T|%r|%N|%P|%l|%L'` prints them
+    /// Lines as `squeue --noheader --states=all --format='%i|%T|%r|%N|%P|%l|%L'` prints them (and
+    /// with `|%S`, the start time, as deskd asks now)
     /// (Slurm 22.05): `None` for no reason, an empty node list while pending, the time limit as
     /// the time left of a job not yet started, `0:00` left for one that ended.
     @Suite struct Squeue {
         static let now = Date(timeIntervalSince1970: 1_790_000_000)
 
         @Test func theFormatIsTheOneTheRowsAreReadIn() {
-            #expect(SqueueRow.format == "%i|%T|%r|%N|%P|%l|%L")
+            #expect(SqueueRow.format == "%i|%T|%r|%N|%P|%l|%L|%S")
         }
 
         @Test func aRunningJob() {
@@ -61,7 +62,8 @@ extension SlurmCoreTests {
         @Test(arguments: [
             "",
             "12|RUNNING|None|node2|debug|4:00:00",                  // 6 fields
-            "12|RUNNING|None|node2|debug|4:00:00|3:58:10|extra",    // 8 fields
+            "12|RUNNING|None|node2|debug|4:00:00|3:58:10|extra",    // a start time that is none
+            "12|RUNNING|None|node2|debug|4:00:00|3:58:10|2026-11-26T12:00:00|x",  // 9 fields
             "abc|RUNNING|None|node2|debug|4:00:00|3:58:10",         // an id that is not a number
             "|RUNNING|None|node2|debug|4:00:00|3:58:10",
             "12 |RUNNING|None|node2|debug|4:00:00|3:58:10",

@@ -439,6 +439,64 @@ import Testing
         #expect(desk.recordFiles.isEmpty)
     }
 
+    @Test func extendRaisesTheJobsLimitWithinTheSitesAndGivesBackWhatSlurmRefused() async throws {
+        let desk = try Desk { $0.slurm.extendMaxSeconds = 3600 }
+        defer { desk.remove() }
+        let session = try await desk.start(Self.alice)
+        let now = Date()
+        desk.scheduler.answer([SqueueRow(jobId: "4242", state: "RUNNING", node: "node1", partition: "batch", timeLimit: "4:00:00", secondsLeft: 600)])
+        await desk.service.followClusterJobs(now: now)
+        func extend(_ seconds: Int, as caller: Caller = Self.alice) async throws -> Response {
+            try await desk.send(ExtendRequest(display: session.display, seconds: seconds).wire, as: caller)
+        }
+        // Another user may not; the owner may, and the end moves at once.
+        #expect(try await extend(1800, as: Self.bob).error?.code == .permissionDenied)
+        let extended = try await extend(1800)
+        #expect(extended.ok && extended.sessions?.first?.slurm?.extendedSeconds == 1800, "\(extended)")
+        #expect(extended.sessions?.first?.slurm?.endsAt == now.addingTimeInterval(600 + 1800))
+        #expect(desk.scheduler.extensions.map(\.seconds) == [1800] && desk.scheduler.extensions.first?.jobID == "4242")
+        // Past the site's hour in all: refused with what is left, and Slurm is not asked.
+        let over = try await extend(2400)
+        #expect(over.error?.code == .limitReached && over.error?.message.contains("0:30:00 longer at most") == true, "\(over)")
+        #expect(desk.scheduler.extensions.count == 1)
+        // Slurm refusing gives the time back.
+        desk.scheduler.refuse(with: DeskError(.slurmRefused, "Slurm did not make job 4242 longer: Access/permission denied."))
+        #expect(try await extend(1800).error?.code == .slurmRefused)
+        #expect(try await desk.shown(session.id).slurm?.extendedSeconds == 1800)
+        desk.scheduler.refuse(with: nil)
+        #expect(try await extend(1800).ok)
+        #expect(try await extend(60).error?.message.contains("as much longer as this site allows") == true)
+        #expect(try desk.record(of: session.id)?.session.slurm?.extendedSeconds == 3600, "the extension is not on record")
+        #expect(try desk.auditTrail.contains { $0.command == .extend && $0.ok && $0.outcome == "extended by 0:30:00" })
+    }
+
+    @Test func extendIsRefusedWhereTheSiteAllowsNoneAndForADesktopOnThisHost() async throws {
+        let desk = try Desk()
+        defer { desk.remove() }
+        let session = try await desk.start(Self.alice)
+        let refused = try await desk.send(ExtendRequest(display: session.display, seconds: 600).wire, as: Self.alice)
+        #expect(refused.error?.code == .permissionDenied && refused.error?.message.contains("extend_max is 0s") == true)
+        #expect(desk.scheduler.extensions.isEmpty)
+    }
+
+    @Test func aStartOverAPartitionsLimitIsRefusedBeforeSbatch() async throws {
+        let desk = try Desk {
+            $0.slurm.maxTimeSeconds = 7200
+            $0.slurm.time = "20"
+        }
+        defer { desk.remove() }
+        desk.scheduler.state.withLock { $0.partitions = [SlurmPartition(name: "batch", isDefault: true, maxTimeSeconds: 1800, cores: 4, gpus: 0)] }
+        await #expect { try await desk.start(Self.alice, SlurmOptions(time: "1:00:00")) } throws: {
+            ($0 as? DeskError)?.message.contains("partition batch lets a job run 0:30:00 at most") == true
+        }
+        await #expect { try await desk.start(Self.alice, SlurmOptions(cores: 8)) } throws: { ($0 as? DeskError)?.message.contains("have 4 cores") == true }
+        #expect(desk.scheduler.submissions.isEmpty)
+        _ = try await desk.start(Self.alice, SlurmOptions(time: "20", cores: 2))
+        #expect(desk.scheduler.submissions.first?.arguments.contains("--cpus-per-task=2") == true)
+        let choices = try await desk.send(Request(command: .desktops), as: Self.alice).cluster
+        #expect(choices?.partitions.map(\.name) == ["batch"] && choices?.maxTimeSeconds == 7200 && choices?.defaults.partition == "batch")
+    }
+
     @Test func aKillCancelsTheJobOnceAsItsOwnerAndAnotherUsersKillIsRefused() async throws {
         let desk = try Desk()
         defer { desk.remove() }

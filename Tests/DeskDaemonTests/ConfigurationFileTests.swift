@@ -223,4 +223,10 @@ struct ConfigurationFileTests {
         #expect(try ConfigurationFile.load(path, required: false).runtimeDirectory == "/run/deskd")
         #expect(throws: ConfigurationError.self) { try ConfigurationFile.load(path, required: true) }
     }
+
+    @Test func aDefaultTimeOverTheSitesMaxTimeIsRefused() {
+        let error = parseError("[slurm]\nlisten = \"127.0.0.1:7010\"\nmax_time = \"2:00:00\"\n")
+        #expect(error?.message.contains("slurm.time 4:00:00 is longer than slurm.max_time 2:00:00") == true, "\(String(describing: error))")
+        #expect(parseError("[slurm]\nmax_time = \"8:00:00\"\nextend_max = \"0s\"\n") == nil)
+    }
 }

@@ -23,6 +23,8 @@ final class FakeScheduler: SlurmScheduler {
 
     struct State {
         var submissions: [Submission] = []
+        var partitions: [SlurmPartition]? = nil
+        var extensions: [(jobID: String, seconds: Int)] = []
         var cancels: [Cancel] = []
         var nextJobID = 4242
         /// sbatch's refusal of the next submissions, while set.
@@ -71,6 +73,19 @@ final class FakeScheduler: SlurmScheduler {
         while state.withLock({ $0.holdSqueue }) { usleep(1000) }
         return rows
     }
+
+    func partitions() -> [SlurmPartition]? {
+        state.withLock { $0.partitions }
+    }
+
+    func extend(jobID: String, bySeconds seconds: Int) -> DeskError? {
+        state.withLock { state in
+            state.extensions.append((jobID, seconds))
+            return state.refusal
+        }
+    }
+
+    var extensions: [(jobID: String, seconds: Int)] { state.withLock { $0.extensions } }
 
     func cancel(jobID: String, user: String) -> DeskError? {
         state.withLock { $0.cancelsBegun += 1 }

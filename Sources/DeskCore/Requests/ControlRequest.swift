@@ -14,6 +14,7 @@ public enum ControlRequest: Sendable, Equatable {
     case logs(LogsRequest)
     case metrics
     case desktops
+    case extend(ExtendRequest)
 
     /// The verb of a decoded wire request, with its arguments checked.
     public init(_ wire: Request) throws(DeskError) {
@@ -32,6 +33,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .logs: .logs(try LogsRequest(wire: wire))
         case .metrics: .metrics
         case .desktops: .desktops
+        case .extend: .extend(try ExtendRequest(wire: wire))
         }
     }
 }
@@ -54,6 +56,7 @@ extension ControlRequest {
         case .logs(let verb): verb.wire
         case .metrics: Request(command: .metrics)
         case .desktops: Request(command: .desktops)
+        case .extend(let verb): verb.wire
         }
     }
 }

@@ -18,9 +18,14 @@ public struct SlurmJob: Codable, Sendable, Equatable {
     public var timeLimit: String?
     /// When the time limit ends it, once it runs with a limit.
     public var endsAt: Date?
+    /// How much longer it has been made since it was submitted (`deskctl extend`), in seconds.
+    public var extendedSeconds: Int?
+    /// While it is queued: when Slurm expects to start it (its backfill's estimate), where it says.
+    public var expectedStart: Date?
 
     public init(jobId: String, node: String? = nil, partition: String? = nil, state: String, reason: String? = nil,
-                timeLimit: String? = nil, endsAt: Date? = nil) {
+                timeLimit: String? = nil, endsAt: Date? = nil, expectedStart: Date? = nil) {
+        self.expectedStart = expectedStart
         self.jobId = jobId
         self.node = node
         self.partition = partition

@@ -9,12 +9,25 @@ public struct SlurmOptions: Codable, Sendable, Equatable {
     /// `--gres`, e.g. `gpu:1` or `gpu:a100:2`.
     public var gres: String?
     public var account: String?
+    /// `--cpus-per-task`: the cores the desktop's job asks for.
+    public var cores: Int?
 
-    public init(partition: String? = nil, time: String? = nil, gres: String? = nil, account: String? = nil) {
+    public init(partition: String? = nil, time: String? = nil, gres: String? = nil, account: String? = nil, cores: Int? = nil) {
         self.partition = partition
         self.time = time
         self.gres = gres
         self.account = account
+        self.cores = cores
+    }
+
+    /// The most cores deskd passes on (Slurm judges the node's own).
+    public static let maxCores = 4096
+
+    /// The GPUs `gres` asks for (`gpu:2`, `gpu:a100:2`); nil when it asks for none.
+    public var gpuCount: Int? {
+        guard let gres else { return nil }
+        let count = SlurmPartition.gpuCount(gres: gres)
+        return count > 0 ? count : nil
     }
 
     /// The same options, each checked; the first wrong one is the sentence.
@@ -23,6 +36,9 @@ public struct SlurmOptions: Codable, Sendable, Equatable {
         if let account { try Self.checkName(account, what: "account", flag: "--account") }
         if let time, SlurmTime(slurm: time)?.seconds == nil {
             throw DeskError(.badRequest, "'\(time)' is not a time limit deskd takes; give one as Slurm writes it, such as 30, 4:00:00 or 1-12:00:00 (--time).")
+        }
+        if let cores, !(1...Self.maxCores).contains(cores) {
+            throw DeskError(.badRequest, "a desktop asks for 1 to \(Self.maxCores) cores, not \(cores) (--cores).")
         }
         if let gres {
             let allowed = gres.utf8.allSatisfy { Self.isNameByte($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ",") }

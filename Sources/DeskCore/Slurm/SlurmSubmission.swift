@@ -32,6 +32,7 @@ public struct SlurmSubmission: Sendable, Equatable {
         if let time = options.time { arguments.append("--time=\(time)") }
         if let account = options.account { arguments.append("--account=\(account)") }
         if let gres = options.gres { arguments.append("--gres=\(gres)") }
+        if let cores = options.cores { arguments.append("--cpus-per-task=\(cores)") }
         self.arguments = arguments
         self.script = """
             #!/bin/sh

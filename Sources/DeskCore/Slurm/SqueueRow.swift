@@ -1,12 +1,14 @@
 import FoundationEssentials
+import Glibc
 
 /// One line of `squeue --noheader --states=all --format=FORMAT` as Slurm 22.05 prints it: the
 /// text form, whose fields deskd picks itself (squeue's JSON changes shape between releases).
 /// No field deskd asks for carries text a user chose (not the job's name or comment), so the
 /// separator cannot be forged; a line that does not parse is dropped, not guessed at.
 public struct SqueueRow: Sendable, Equatable {
-    /// The format deskd passes: job id, state, reason, node, partition, time limit, time left.
-    public static let format = "%i|%T|%r|%N|%P|%l|%L"
+    /// The format deskd passes: job id, state, reason, node, partition, time limit, time left,
+    /// and start time (expected, for a pending job).
+    public static let format = "%i|%T|%r|%N|%P|%l|%L|%S"
 
     public var jobId: String
     public var state: String
@@ -16,6 +18,9 @@ public struct SqueueRow: Sendable, Equatable {
     public var timeLimit: String?
     /// Seconds until the time limit, for a running job with one.
     public var secondsLeft: Int?
+    /// When it started, or for a pending job when Slurm expects it to (the host's local time,
+    /// as squeue prints it); nil where squeue says N/A.
+    public var startsAt: Date?
 
     public init(jobId: String, state: String, reason: String? = nil, node: String? = nil, partition: String? = nil,
                 timeLimit: String? = nil, secondsLeft: Int? = nil) {
@@ -31,7 +36,8 @@ public struct SqueueRow: Sendable, Equatable {
     /// Parses one line; nil for anything not in the format's shape.
     public init?(line: Substring) {
         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
-        guard fields.count == 7 else { return nil }
+        // Seven fields: a deskd before the start time was asked for (its tests' lines, too).
+        guard fields.count == 7 || fields.count == 8 else { return nil }
         let id = String(fields[0])
         guard !id.isEmpty, id.utf8.count <= 32, id.utf8.allSatisfy({ (48...57).contains($0) || $0 == UInt8(ascii: "_") }) else { return nil }
         let state = String(fields[1])
@@ -47,6 +53,29 @@ public struct SqueueRow: Sendable, Equatable {
         self.partition = value(fields[4])
         self.timeLimit = value(fields[5])
         self.secondsLeft = value(fields[6]).flatMap { SlurmTime(slurm: $0)?.seconds }
+        if fields.count == 8, let text = value(fields[7]) {
+            guard let start = Self.localTime(text) else { return nil }
+            self.startsAt = start
+        } else {
+            self.startsAt = nil
+        }
+    }
+
+    /// `2026-11-26T12:30:00` in the host's time zone (squeue's `%S`); nil for anything else.
+    static func localTime(_ text: String) -> Date? {
+        let parts = text.split(whereSeparator: { $0 == "-" || $0 == "T" || $0 == ":" }).map { Int($0) }
+        guard text.utf8.count == 19, parts.count == 6, parts.allSatisfy({ $0 != nil }) else { return nil }
+        let v = parts.map { $0! }
+        var moment = tm()
+        moment.tm_year = Int32(v[0] - 1900)
+        moment.tm_mon = Int32(v[1] - 1)
+        moment.tm_mday = Int32(v[2])
+        moment.tm_hour = Int32(v[3])
+        moment.tm_min = Int32(v[4])
+        moment.tm_sec = Int32(v[5])
+        moment.tm_isdst = -1
+        let seconds = mktime(&moment)
+        return seconds == -1 ? nil : Date(timeIntervalSince1970: Double(seconds))
     }
 
     /// Every row of squeue's output that parses, by job id.
@@ -62,6 +91,7 @@ public struct SqueueRow: Sendable, Equatable {
     public func job(now: Date) -> SlurmJob {
         SlurmJob(jobId: jobId, node: state == "PENDING" ? nil : node, partition: partition, state: state,
                  reason: state == "PENDING" ? reason : nil, timeLimit: timeLimit,
-                 endsAt: state == "RUNNING" ? secondsLeft.map { now.addingTimeInterval(Double($0)) } : nil)
+                 endsAt: state == "RUNNING" ? secondsLeft.map { now.addingTimeInterval(Double($0)) } : nil,
+                 expectedStart: state == "PENDING" ? startsAt.flatMap { $0 > now ? $0 : nil } : nil)
     }
 }
