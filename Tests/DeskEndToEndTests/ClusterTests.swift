@@ -248,6 +248,45 @@ struct ClusterTests {
         try Self.expectEnded(lab, alice, session, on: node, within: 120, reason: "Slurm job TIMEOUT")
     }
 
+    /// The site's limits and Slurm's, as the lab has them: partition short's MaxTime 0:30:00,
+    /// nodes of 2 CPUs and no GPU, max_time 2 h, extend_max 1 h. A start over any is refused
+    /// before sbatch; Extend raises the job's limit in Slurm itself, within the site's hour.
+    @Test func theFormsLimitsAreCheckedBeforeSbatchAndExtendMakesTheJobLonger() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-cl1"), bob = try TestUsers.ensure("deskt-cl2")
+        defer { lab.down(); TestUsers.reap(alice); TestUsers.reap(bob) }
+
+        let offered = try lab.deskctl(["desktops"], as: alice.name)
+        #expect(offered.stdout.contains("debug (default)") && offered.stdout.contains("short") && offered.stdout.contains("0:30:00")
+                && offered.stdout.contains("at most 2:00:00") && offered.stdout.contains("up to 1:00:00"), "\(offered.stdout)")
+        for (extra, sentence) in [(["--partition", "short", "--time", "1:00:00"], "partition short lets a job run 0:30:00 at most"),
+                                  (["--time", "3:00:00"], "2:00:00 at most ([slurm] max_time)"),
+                                  (["--cores", "3"], "have 2 cores"), (["--gres", "gpu:1"], "have no GPU"),
+                                  (["--partition", "nope"], "no partition 'nope'")] {
+            let refused = try lab.deskctl(["start", "--slurm"] + extra, as: alice.name)
+            #expect(refused.status != 0 && refused.stderr.contains(sentence), "\(extra): \(refused.stderr)")
+        }
+        let jobs = try lab.exec("login", ["squeue", "--noheader", "--states=all", "--format=%i"])
+        #expect(jobs.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "a refused start reached Slurm: \(jobs.stdout)")
+
+        let session = try Self.startReady(lab, alice, ["--time", "10", "--cores", "2"])
+        let job = try #require(session.slurm?.jobId)
+        func limit() throws -> String {
+            try lab.exec("login", ["squeue", "--noheader", "--job", job, "--format=%l"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try limit() == "10:00")
+        #expect(try lab.deskctl(["extend", session.display.description, "--by", "30m"], as: bob.name).status != 0, "another user extended it")
+        let extended = try lab.deskctl(["extend", session.display.description, "--by", "30m"], as: alice.name)
+        #expect(extended.status == 0 && extended.stdout.contains("0:30:00 longer"), "\(extended.stdout)\(extended.stderr)")
+        #expect(try limit() == "40:00", "Slurm's limit did not grow")
+        let over = try lab.deskctl(["extend", session.display.description, "--by", "45m"], as: alice.name)
+        #expect(over.status != 0 && over.stderr.contains("0:30:00 longer at most"), "\(over.stderr)")
+        #expect(try lab.deskctl(["extend", session.display.description, "--by", "30m"], as: alice.name).status == 0)
+        #expect(try limit() == "1:10:00")
+        #expect(eventually(10) { (try? lab.sessions(of: alice.name).first?.slurm?.timeLimit) == "1:10:00" }, "deskd did not see the new limit")
+        #expect(try lab.sessions(of: alice.name).first?.slurm?.extendedSeconds == 3600)
+    }
+
     @Test func aNodeFailureEndsTheSessionAndTheJobStillCleansUp() throws {
         let lab = try SlurmLab()
         let alice = try TestUsers.ensure("deskt-cl1")
