@@ -59,6 +59,32 @@ enum PortalPage {
                    <option value="">The default</option>
                    <option>1280x800</option><option>1600x900</option><option>1920x1080</option><option>2560x1440</option>
                  </select></p>
+              <p id="start-where-row" hidden><label for="start-where">Where</label>
+                 <select id="start-where" name="where">
+                   <option value="here">This host</option>
+                   <option value="cluster">The cluster (a Slurm job)</option>
+                 </select></p>
+              <fieldset id="cluster-fields" hidden>
+                <legend>On the cluster</legend>
+                <p><label for="start-partition">Partition</label>
+                   <select id="start-partition" name="partition" aria-describedby="start-partition-hint"></select>
+                   <span id="start-partition-hint" class="hint"></span></p>
+                <p><label for="start-time">Time limit</label>
+                   <input id="start-time" name="time" autocomplete="off" spellcheck="false" aria-describedby="start-time-hint">
+                   <span id="start-time-hint" class="hint"></span></p>
+                <p><label for="start-cores">Cores</label>
+                   <input id="start-cores" name="cores" type="number" min="1" step="1" aria-describedby="start-cores-hint">
+                   <span id="start-cores-hint" class="hint"></span></p>
+                <p id="start-gpus-row"><label for="start-gpus">GPUs</label>
+                   <input id="start-gpus" name="gpus" type="number" min="0" step="1" value="0" aria-describedby="start-gpus-hint">
+                   <span id="start-gpus-hint" class="hint"></span></p>
+                <p><label for="start-account">Account</label>
+                   <input id="start-account" name="account" autocomplete="off" spellcheck="false" aria-describedby="start-account-hint">
+                   <span id="start-account-hint" class="hint">Empty: your default account.</span></p>
+              </fieldset>
+              <p id="start-for-row" hidden><label for="start-for">For user</label>
+                 <input id="start-for" name="user" autocomplete="off" spellcheck="false" aria-describedby="start-for-hint">
+                 <span id="start-for-hint" class="hint">Admins: an account to start it for; empty: yourself.</span></p>
               <p><button type="submit" id="start-submit">Start</button></p>
             </form>
             <p id="desktops-error" class="error" role="alert"></p>
@@ -95,6 +121,9 @@ enum PortalPage {
         .share input { width: 100%; min-width: 0; }
         .card pre { white-space: pre-wrap; font-size: .85rem; background: #fff; border: 1px solid #ccc; padding: .4rem; }
         .error { color: #a4161a; font-weight: 600; }
+        .hint { display: block; font-size: .9rem; color: #444; }
+        fieldset { border: 1px solid #767676; border-radius: 6px; margin: 0 0 1rem; }
+        .ending { color: #a4161a; font-weight: 600; }
         .announce { min-height: 1.4em; }
         [hidden] { display: none !important; }
 
@@ -206,7 +235,33 @@ enum PortalPage {
           tick();
         }
 
+        // A cluster desktop's time left, counted down each second; a warning in the card and
+        // to screen readers five minutes before its end.
+        const warned = new Set();
+        function showTimeLeft(element) {
+          const left = Math.max(0, Math.round((Date.parse(element.dataset.endsAt) - Date.now()) / 1000));
+          const minutes = Math.floor(left / 60), seconds = String(left % 60).padStart(2, '0');
+          element.textContent = (left >= 3600 ? Math.floor(left / 3600) + ' h ' + (minutes % 60) + ' min' : minutes + ':' + seconds) +
+            (left <= 300 ? ' — it ends soon: save your work' : '');
+          element.classList.toggle('ending', left <= 300);
+          const key = element.dataset.display + '@' + element.dataset.endsAt;
+          if (left <= 300 && left > 0 && !warned.has(key)) {
+            warned.add(key);
+            announce('Desktop :' + element.dataset.display + ' ends in ' + Math.max(1, Math.round(left / 60)) + ' minutes; save your work' +
+                     (cluster && cluster.extendMaxSeconds ? ' or extend it.' : '.'));
+          }
+        }
+
+        async function extend(session, seconds) {
+          const result = await request('extend', { display: session.display, extendSeconds: seconds });
+          if (!result.ok) return ($('desktops-error').textContent = message(result, 'The desktop could not be extended.'));
+          $('desktops-error').textContent = '';
+          announce('Desktop :' + session.display + ' now runs ' + clock(seconds) + ' longer.');
+          await refresh();
+        }
+
         function tick() {
+          document.querySelectorAll('.time-left').forEach(showTimeLeft);
           const left = Math.max(0, Math.round((idleDeadline - Date.now()) / 1000));
           const minutes = Math.floor(left / 60), seconds = String(left % 60).padStart(2, '0');
           $('countdown').textContent = 'Logged out in ' + minutes + ':' + seconds + ' without activity';
@@ -281,6 +336,108 @@ enum PortalPage {
             option.selected = d.isDefault;
             return option;
           }));
+          cluster = result.answer.cluster || null;
+          $('start-where-row').hidden = !cluster;
+          $('start-for-row').hidden = !identity.isAdmin;
+          if (cluster) {
+            const partitions = cluster.partitions.length ? cluster.partitions : [{ name: cluster.defaults.partition || '', isDefault: true, gpus: 0, isUp: true }];
+            $('start-partition').replaceChildren(...partitions.map((p) => {
+              const option = document.createElement('option');
+              option.value = p.name;
+              option.textContent = (p.name || "Slurm's default") + (p.isDefault ? ' (default)' : '') + (p.isUp === false ? ', down' : '');
+              option.selected = p.name === (cluster.defaults.partition || '') || (!cluster.defaults.partition && p.isDefault);
+              return option;
+            }));
+            $('start-time').value = cluster.defaults.time || '';
+            $('start-account').value = cluster.defaults.account || '';
+            clusterLimits();
+          }
+          whereChanged();
+        }
+
+        // ---- The cluster's form: what Slurm and the site allow, checked before anything is sent
+
+        let cluster = null;        // desktops' cluster choices, where this host submits to Slurm
+
+        function slurmSeconds(text) {
+          // Slurm's forms: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
+          const m = /^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$/.exec(text.trim());
+          if (!m) return null;
+          const [d, a, b, c] = [m[1], m[2], m[3], m[4]].map((v) => (v === undefined ? null : Number(v)));
+          if (d === null) {
+            if (c !== null) return a * 3600 + b * 60 + c;
+            if (b !== null) return a * 60 + b;
+            return a * 60;
+          }
+          return d * 86400 + a * 3600 + (b || 0) * 60 + (c || 0);
+        }
+
+        function clock(seconds) {
+          const d = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600), m = Math.floor(seconds % 3600 / 60);
+          return (d ? d + ' d ' : '') + (h ? h + ' h ' : '') + (m || (!d && !h) ? m + ' min' : '').trim();
+        }
+
+        function chosenPartition() {
+          if (!cluster) return null;
+          const name = $('start-partition').value;
+          return cluster.partitions.find((p) => p.name === name) || cluster.partitions.find((p) => p.isDefault) || null;
+        }
+
+        function timeLimit() {
+          const partition = chosenPartition();
+          const limits = [partition && partition.maxTimeSeconds, cluster && cluster.maxTimeSeconds].filter((v) => v);
+          return limits.length ? Math.min(...limits) : null;
+        }
+
+        function clusterLimits() {
+          const partition = chosenPartition();
+          const most = timeLimit();
+          $('start-time-hint').textContent = 'As Slurm writes it, such as 4:00:00 or 1-00:00:00' + (most ? '; at most ' + clock(most) + '.' : '.');
+          $('start-cores').max = partition && partition.cores ? partition.cores : '';
+          $('start-cores-hint').textContent = partition && partition.cores ? 'At most ' + partition.cores + ' (a node of ' + partition.name + ').' : 'Empty: Slurm\'s default.';
+          const gpus = partition ? partition.gpus : 0;
+          $('start-gpus-row').hidden = !gpus;
+          $('start-gpus').max = gpus;
+          $('start-gpus-hint').textContent = gpus ? 'At most ' + gpus + '.' : '';
+          $('start-partition-hint').textContent = partition && partition.isUp === false ? 'This partition is down: a desktop there waits until it is up.' : '';
+        }
+
+        function whereChanged() {
+          $('cluster-fields').hidden = !cluster || $('start-where').value !== 'cluster';
+        }
+
+        $('start-partition').addEventListener('change', clusterLimits);
+        $('start-where').addEventListener('change', whereChanged);
+
+        // What Slurm or the site would refuse, said at the field before anything is submitted;
+        // the fields a start sends otherwise.
+        function clusterFields() {
+          const partition = chosenPartition();
+          const fail = (field, text) => { $(field).setAttribute('aria-invalid', 'true'); $(field).focus(); throw new Error(text); };
+          for (const id of ['start-time', 'start-cores', 'start-gpus']) $(id).removeAttribute('aria-invalid');
+          const slurm = {};
+          if ($('start-partition').value) slurm.partition = $('start-partition').value;
+          const time = $('start-time').value.trim();
+          if (time) {
+            const seconds = slurmSeconds(time);
+            if (seconds === null || seconds <= 0) fail('start-time', '\u201c' + time + '\u201d is not a time limit; write it as Slurm does, such as 4:00:00.');
+            const most = timeLimit();
+            if (most && seconds > most) fail('start-time', 'A desktop here may run ' + clock(most) + ' at most; ask for less.');
+            slurm.time = time;
+          }
+          const cores = $('start-cores').value;
+          if (cores) {
+            if (!(Number(cores) >= 1)) fail('start-cores', 'Cores is a whole number, at least 1.');
+            if (partition && partition.cores && Number(cores) > partition.cores) fail('start-cores', 'The nodes of ' + partition.name + ' have ' + partition.cores + ' cores; ask for that many at most.');
+            slurm.cores = Number(cores);
+          }
+          const gpus = Number($('start-gpus').value || 0);
+          if (gpus) {
+            if (partition && gpus > partition.gpus) fail('start-gpus', 'The nodes of ' + partition.name + ' have ' + partition.gpus + ' GPUs; ask for that many at most.');
+            slurm.gres = 'gpu:' + gpus;
+          }
+          if ($('start-account').value.trim()) slurm.account = $('start-account').value.trim();
+          return slurm;
         }
 
         function ago(date) {
@@ -319,11 +476,24 @@ enum PortalPage {
           const rows = [['State', isEnded ? 'ended' : stateText(session)], ['Desktop', session.desktop],
                         ['Size', session.geometry], ['Started', ago(session.startedAt)]];
           if (!isEnded) rows.push(['Viewers', String(session.clients)]);
+          const job = session.slurm;
+          if (job) {
+            rows.push(['Job', job.jobId + (job.partition ? ' in ' + job.partition : '')]);
+            if (job.node) rows.push(['Node', job.node]);
+            if (!isEnded && job.expectedStart) rows.push(['Expected start', new Date(job.expectedStart).toLocaleString()]);
+            if (!isEnded && job.endsAt) rows.push(['Time left', '']);
+          }
           if (isEnded && endedEntry.reason) rows.push(['Why', endedEntry.reason]);
           for (const [term, value] of rows) {
             const dt = document.createElement('dt'), dd = document.createElement('dd');
             dt.textContent = term;
             dd.textContent = value;
+            if (term === 'Time left') {
+              dd.dataset.endsAt = job.endsAt;
+              dd.dataset.display = session.display;
+              dd.className = 'time-left';
+              showTimeLeft(dd);
+            }
             facts.append(dt, dd);
           }
           const actions = document.createElement('div');
@@ -337,7 +507,10 @@ enum PortalPage {
           }
           const extra = [];
           if (isEnded) {
-            actions.append(button('Start again', '', () => start(session.desktop, session.geometry)),
+            const again = session.slurm ? Object.fromEntries(Object.entries({ partition: session.slurm.partition, time: session.slurm.timeLimit })
+              .filter(([, v]) => v)) : null;
+            actions.append(button('Start again', '', () => start(session.desktop, session.geometry, again,
+                                                                  identity && session.user !== identity.user ? session.user : null)),
                            button('Dismiss', 'secondary', () => { ended.delete(session.display); render(); }));
             if (endedEntry.lines.length) {
               const log = document.createElement('details');
@@ -354,6 +527,11 @@ enum PortalPage {
               button('Share view-only', 'secondary', () => shareViewOnly(session, share)),
               button('VNC viewer', 'secondary', () => nativeViewer(session, share)),
               button('End', 'danger', () => end(session)));
+            const room = job && cluster ? cluster.extendMaxSeconds - (job.extendedSeconds || 0) : 0;
+            if (job && job.endsAt && room >= 60) {
+              const by = Math.min(1800, room);
+              actions.append(button('Extend ' + clock(by), 'secondary', () => extend(session, by)));
+            }
           }
           article.append(title, facts, actions, share, ...extra);
           return article;
@@ -406,7 +584,8 @@ enum PortalPage {
           render();
         }
 
-        async function start(desktop, geometry) {
+        // A start: the form's choices, or (Start again) an ended desktop's own.
+        async function start(desktop, geometry, slurm, user) {
           $('desktops-error').textContent = '';
           $('start-submit').disabled = true;
           announce('Starting a desktop…');
@@ -414,6 +593,8 @@ enum PortalPage {
             const fields = {};
             if (desktop) fields.desktop = desktop;
             if (geometry) fields.geometry = geometry;
+            if (slurm) fields.slurm = slurm;
+            if (user) fields.user = user;
             const result = await request('start', fields);
             if (!result.ok) {
               $('desktops-error').textContent = message(result, 'The desktop did not start.');
@@ -431,7 +612,16 @@ enum PortalPage {
 
         $('start-form').addEventListener('submit', (event) => {
           event.preventDefault();
-          start($('start-desktop').value, $('start-geometry').value);
+          let slurm = null;
+          if (cluster && $('start-where').value === 'cluster') {
+            try { slurm = clusterFields(); } catch (error) {
+              $('desktops-error').textContent = error.message;
+              announce(error.message);
+              return;
+            }
+          }
+          const user = identity.isAdmin ? $('start-for').value.trim() : '';
+          start($('start-desktop').value, $('start-geometry').value, slurm, user || null);
         });
 
         async function openDesktop(session) {

@@ -14,6 +14,35 @@ struct PortalTests {
     static let browser = TestEnvironment.repository.appendingPathComponent("Tests/browser/portal_in_browser.py").path
     static let api = TestEnvironment.repository.appendingPathComponent("Tests/web/portal_api.py").path
     static let singleSignOn = TestEnvironment.repository.appendingPathComponent("Tests/web/portal_sso.py").path
+    static let clusterForm = TestEnvironment.repository.appendingPathComponent("Tests/browser/portal_cluster_form.py").path
+
+    /// A stand-in Slurm for the page's cluster form: sinfo offers debug (4 cores) and short
+    /// (MaxTime 0:30:00, 2 cores), sbatch takes job 77, squeue shows it running on node7 with its
+    /// time left (the extensions scontrol took added), scontrol and scancel take what they are given.
+    static func standInSlurm() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-fake-slurm-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let scripts = [
+            "sinfo": "printf '%s\\n' 'debug*|infinite|4|(null)|up' 'short|30:00|2|(null)|up'",
+            "sbatch": "cat >/dev/null; date +%s > \(directory)/started; echo 77",
+            "squeue": """
+                [ -f \(directory)/started ] || exit 0
+                extra=$(cat \(directory)/extended 2>/dev/null || echo 0)
+                left=$(( $(cat \(directory)/started) + 1200 + extra - $(date +%s) ))
+                printf '77|RUNNING|None|node7|short|20:00|%d:%02d:%02d|N/A\\n' $((left / 3600)) $((left % 3600 / 60)) $((left % 60))
+                """,
+            "scontrol": "echo $(( $(cat \(directory)/extended 2>/dev/null || echo 0) + 1800 )) > \(directory)/extended",
+            "scancel": "rm -f \(directory)/started",
+        ]
+        for (name, body) in scripts {
+            let path = directory + "/" + name
+            try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o755)
+        }
+        // sbatch runs as the user (through runuser) and notes the job's start here.
+        chmod(directory, 0o1777)
+        return directory
+    }
 
     /// A fresh password for a throwaway account (hex: nothing a shell or chpasswd reads specially).
     static func givePassword(to account: UserAccount) throws -> String {
@@ -224,6 +253,52 @@ struct PortalTests {
         #expect(logins.contains { $0.user == signedOn.name && $0.outcome.contains("single sign-on via 127.0.0.1") }, "\(logins)")
         let metrics = try daemon.deskctl(["metrics"]).stdout
         #expect(metrics.contains("reason=\"forged-user\""), "no forged-user refusals counted")
+    }
+
+    /// The start form's cluster part in Chromium, against a stand-in Slurm: the partition's limit
+    /// refused at the field with nothing sent, a start with a time and cores, the card's job,
+    /// node and live time left, and Extend; axe on the form.
+    @Test func theClusterFormChecksSlurmsLimitsAndACardExtendsItsDesktop() throws {
+        let user = try TestUsers.ensure("deskt-form")
+        let password = try Self.givePassword(to: user)
+        let slurm = try Self.standInSlurm()
+        defer { try? FileManager.default.removeItem(atPath: slurm) }
+        let report = try #require(InternetSocketAddress.freeLoopbackPort())
+        let (daemon, base) = try Self.daemon(extra: """
+
+            [slurm]
+            listen = "127.0.0.1:\(report)"
+            commands = "\(slurm)"
+            partition = "debug"
+            time = "0:10:00"
+            extend_max = "1h"
+            start_wait = "1s"
+            poll_interval = "1s"
+            """)
+        defer { daemon.shutDown(); TestUsers.reap(user) }
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-portal-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+
+        let run = try CommandResult.run("/usr/bin/python3", [Self.clusterForm, "--url", base, "--user", user.name, "--password", password, "--screenshots", shots])
+        print("PortalTests: the cluster form (screenshots in \(shots)): \(run.stdout)")
+        let result = try Self.json(run.stdout)
+        #expect(result["error"] is NSNull, "the walk stopped: \(result["error"] ?? "")\n\(run.stderr)\n\(daemon.logText.suffix(2000))")
+        #expect(result["partitions"] as? [String] == ["debug (default)", "short"], "\(result["partitions"] ?? "")")
+        #expect((result["timeHint"] as? String)?.contains("at most 30 min") == true && result["gpusShown"] as? Bool == false)
+        #expect((result["tooLong"] as? String)?.contains("30 min at most") == true && result["tooLongInvalid"] as? String == "true")
+        #expect(result["cardsAfterRefusal"] as? Int == 0)
+        #expect((result["axeForm"] as? [Any])?.isEmpty == true, "axe on the cluster form: \(result["axeForm"] ?? "not run")")
+        let card = result["card"] as? String ?? ""
+        #expect(card.contains("77 in short") && card.contains("node7") && card.contains("Time left"), "\(card)")
+        let times = result["timeLeft"] as? [String] ?? []
+        let minutes = times.compactMap { $0.split(separator: ":").first.flatMap { Int($0) } }
+        #expect(minutes.count == 2 && (19...20).contains(minutes[0]) && (49...50).contains(minutes[1]), "\(times)")
+        // What the page sent: the form's choices, as sbatch's arguments; and the extension, audited.
+        let submitted = try String(contentsOfFile: slurm + "/extended", encoding: .utf8)
+        #expect(submitted.trimmingCharacters(in: .whitespacesAndNewlines) == "1800")
+        let history = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self)
+        #expect(history.contains { $0.command == .extend && $0.ok && $0.user == user.name }, "\(history.map(\.outcome))")
+        #expect(history.contains { $0.command == .start && $0.ok && $0.user == user.name }, "\(history.map { "\($0.command) \($0.outcome) \($0.user ?? "-")" })")
     }
 }
 }
