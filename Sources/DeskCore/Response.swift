@@ -32,6 +32,9 @@ public struct Response: Codable, Sendable, Equatable {
     public var desktops: [DesktopInfo]?
     /// desktops, where this host submits desktops to Slurm: what a cluster start may ask for.
     public var cluster: ClusterChoices?
+    /// desktops, where deskd reaps idle desktops itself (`--idle-limit`): how long a desktop on
+    /// this host may go without a viewer.
+    public var idleLimitSeconds: Int?
 
     public init(sessions: [Session]? = nil, connect: ConnectHints? = nil, daemonVersion: String? = nil, probe: ProbeReport? = nil,
                 history: [AuditEntry]? = nil, status: DaemonStatus? = nil, logs: SessionLogs? = nil, link: BrowserLink? = nil,

@@ -72,7 +72,9 @@ public struct ControlHarness: Sendable {
             }
             return Response(metrics: await service.metricsText())
         case .desktops:
-            return Response(desktops: service.desktops(), cluster: await service.clusterChoices())
+            var response = Response(desktops: service.desktops(), cluster: await service.clusterChoices())
+            response.idleLimitSeconds = service.configuration.idleLimitSeconds
+            return response
         case .extend(let extend):
             return Response(sessions: [try await service.extend(extend.display, bySeconds: extend.seconds, caller: caller)])
         case .history(let history):

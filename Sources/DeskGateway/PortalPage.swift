@@ -241,14 +241,15 @@ enum PortalPage {
         function showTimeLeft(element) {
           const left = Math.max(0, Math.round((Date.parse(element.dataset.endsAt) - Date.now()) / 1000));
           const minutes = Math.floor(left / 60), seconds = String(left % 60).padStart(2, '0');
-          element.textContent = (left >= 3600 ? Math.floor(left / 3600) + ' h ' + (minutes % 60) + ' min' : minutes + ':' + seconds) +
-            (left <= 300 ? ' — it ends soon: save your work' : '');
+          const idle = element.dataset.idle === '1';
+          element.textContent = (left >= 3600 ? Math.floor(left / 3600) + ' h' + (minutes % 60 ? ' ' + (minutes % 60) + ' min' : '') : minutes + ':' + seconds) +
+            (idle ? ' without a viewer' : '') + (left <= 300 ? ' — it ends soon: ' + (idle ? 'open it to keep it' : 'save your work') : '');
           element.classList.toggle('ending', left <= 300);
           const key = element.dataset.display + '@' + element.dataset.endsAt;
           if (left <= 300 && left > 0 && !warned.has(key)) {
             warned.add(key);
-            announce('Desktop :' + element.dataset.display + ' ends in ' + Math.max(1, Math.round(left / 60)) + ' minutes; save your work' +
-                     (cluster && cluster.extendMaxSeconds ? ' or extend it.' : '.'));
+            announce('Desktop :' + element.dataset.display + ' ends in ' + Math.max(1, Math.round(left / 60)) + ' minutes' +
+                     (idle ? ' unless someone opens it.' : '; save your work' + (cluster && cluster.extendMaxSeconds ? ' or extend it.' : '.')));
           }
         }
 
@@ -337,6 +338,7 @@ enum PortalPage {
             return option;
           }));
           cluster = result.answer.cluster || null;
+          idleLimit = result.answer.idleLimitSeconds || null;
           $('start-where-row').hidden = !cluster;
           $('start-for-row').hidden = !identity.isAdmin;
           if (cluster) {
@@ -358,6 +360,7 @@ enum PortalPage {
         // ---- The cluster's form: what Slurm and the site allow, checked before anything is sent
 
         let cluster = null;        // desktops' cluster choices, where this host submits to Slurm
+        let idleLimit = null;      // seconds a desktop here may go without a viewer (deskd --idle-limit)
 
         function slurmSeconds(text) {
           // Slurm's forms: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
@@ -482,12 +485,21 @@ enum PortalPage {
             if (job.node) rows.push(['Node', job.node]);
             if (!isEnded && job.expectedStart) rows.push(['Expected start', new Date(job.expectedStart).toLocaleString()]);
             if (!isEnded && job.endsAt) rows.push(['Time left', '']);
+          } else if (!isEnded && idleLimit && session.clients === 0) {
+            rows.push(['Ends unwatched in', '']);
           }
           if (isEnded && endedEntry.reason) rows.push(['Why', endedEntry.reason]);
           for (const [term, value] of rows) {
             const dt = document.createElement('dt'), dd = document.createElement('dd');
             dt.textContent = term;
             dd.textContent = value;
+            if (term === 'Ends unwatched in') {
+              dd.dataset.endsAt = new Date(Date.now() + Math.max(0, idleLimit - session.idleSeconds) * 1000).toISOString();
+              dd.dataset.display = session.display;
+              dd.dataset.idle = '1';
+              dd.className = 'time-left';
+              showTimeLeft(dd);
+            }
             if (term === 'Time left') {
               dd.dataset.endsAt = job.endsAt;
               dd.dataset.display = session.display;

@@ -65,8 +65,9 @@ struct PortalTests {
     @Test func aUserLogsInStartsOpensSharesAndEndsADesktopInChromium() throws {
         let owner = try TestUsers.ensure("deskt-pia"), viewer = try TestUsers.ensure("deskt-ravi")
         let ownerPassword = try Self.givePassword(to: owner), viewerPassword = try Self.givePassword(to: viewer)
-        // A short idle timeout, so the page's own logout is seen within the test.
-        let (daemon, base) = try Self.daemon(extra: "session_idle = \"40s\"\n")
+        // A short idle timeout, so the page's own logout is seen within the test; and deskd's own
+        // idle reaping, whose deadline an unwatched desktop's card counts down.
+        let (daemon, base) = try Self.daemon(extra: "session_idle = \"40s\"\n\n[sessions]\nidle_limit = \"2h\"\n")
         defer { daemon.shutDown(); TestUsers.reap(owner); TestUsers.reap(viewer) }
         let typed = owner.home + "/portal-typed-\(UUID().uuidString.prefix(6))", watched = owner.home + "/portal-watched-\(UUID().uuidString.prefix(6))"
         defer { unlink(typed); unlink(watched) }
@@ -86,6 +87,7 @@ struct PortalTests {
         let cookie = try #require(result["cookie"] as? [String: Any])
         #expect(cookie["httpOnly"] as? Bool == true && cookie["secure"] as? Bool == true && cookie["sameSite"] as? String == "Strict" && cookie["path"] as? String == "/")
         #expect((result["card"] as? String)?.contains("ready") == true && (result["card"] as? String)?.contains("xterm") == true, "\(result["card"] ?? "")")
+        #expect((result["card"] as? String)?.contains("Ends unwatched in\n2 h without a viewer") == true || (result["card"] as? String)?.contains("Ends unwatched in\n1 h 59 min without a viewer") == true, "\(result["card"] ?? "")")
         #expect((result["title"] as? String)?.contains("ready") == true, "the title: \(result["title"] ?? "")")
         #expect(((result["desktop"] as? [String: Any])?["colours"] as? Int ?? 0) > 1)
         #expect(eventually(5) { (try? String(contentsOfFile: typed, encoding: .utf8)) == "typed\n" }, "the owner's keys did not reach the xterm")

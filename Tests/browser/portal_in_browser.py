@@ -176,10 +176,12 @@ def flow(args):
 
             # The owner takes that share back, alone: the viewer's desktop goes.
             card.get_by_role("button", name="Share view-only").click()
-            listed = wait_for(page, lambda: card.locator(".shares li").count() > 0 and card.locator(".shares li").first.inner_text(), 15,
-                              "the share in the card's list")
+            # The owner's own Open is a share too (full control): the viewer's is the one named for them.
+            share_item = card.locator(".shares li", has_text="for " + args.viewer)
+            listed = wait_for(page, lambda: share_item.count() > 0 and share_item.first.inner_text(), 15, "the share in the card's list")
             result["shareListed"] = listed
-            card.locator(".shares li").first.get_by_role("button", name="Take back").click()
+            result["sharesListed"] = card.locator(".shares li").count()
+            share_item.first.get_by_role("button", name="Take back").click()
             wait_for(watch, lambda: not watch.evaluate(harness.PAGE_STATE)["connected"], 20, "the viewer's desktop to go")
             step("took the share back and the viewer's desktop went")
 
