@@ -384,8 +384,13 @@ int deskd_shadow_state(const char *name, long *last_change, long *expire, int *l
         char *buffer = malloc(size);
         if (buffer == NULL) return -1;
         int error = getspnam_r(name, &entry, buffer, size, &found);
-        if (error == ERANGE) { free(buffer); continue; }
-        if (error != 0 || found == NULL) { free(buffer); if (error != 0) errno = error; return -1; }
+        if (error == ERANGE) { explicit_bzero(buffer, size); free(buffer); continue; }
+        if (error != 0 || found == NULL) {
+            explicit_bzero(buffer, size);
+            free(buffer);
+            errno = error != 0 ? error : ENOENT;
+            return -1;
+        }
         *last_change = entry.sp_lstchg;
         *expire = entry.sp_expire;
         *locked = entry.sp_pwdp != NULL && (entry.sp_pwdp[0] == '!' || entry.sp_pwdp[0] == '*');

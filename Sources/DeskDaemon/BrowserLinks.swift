@@ -44,6 +44,9 @@ final class BrowserLinks: Sendable {
 
     /// Between the page's trade and the WebSocket upgrade: seconds, not minutes.
     static let cookieLifetime: Duration = .seconds(60)
+    /// How long a share taken back is remembered: a cookie lives a minute and a desktop's login
+    /// takes seconds, so nothing of the share can still be on its way after this.
+    static let shareRevocationMemory: Duration = .seconds(300)
     /// Unused links one caller may hold at once: a loop that mints links cannot fill memory.
     static let outstandingPerCaller = 64
 
@@ -54,8 +57,9 @@ final class BrowserLinks: Sendable {
         /// ones. A cookie spent before a revoke carries the count of its time, so a browser still
         /// connecting when the revoke came is refused once it is registered (`isRevoked`).
         var revocations: [String: (all: UInt64, viewOnly: UInt64)] = [:]
-        /// Shares taken back one by one, by session: a cookie or relay of one of them opens nothing.
-        var revokedShares: [String: Set<String>] = [:]
+        /// Shares taken back one by one, by session, and when: a cookie or relay of one of them
+        /// opens nothing. Kept `shareRevocationMemory`, long past any cookie or login under way.
+        var revokedShares: [String: [String: ContinuousClock.Instant]] = [:]
 
         func epoch(sessionID: String, viewOnly: Bool) -> UInt64 {
             let counts = revocations[sessionID] ?? (0, 0)
@@ -127,16 +131,21 @@ final class BrowserLinks: Sendable {
     func isRevoked(sessionID: String, viewOnly: Bool, since epoch: UInt64, share: String? = nil) -> Bool {
         state.withLock { state in
             state.epoch(sessionID: sessionID, viewOnly: viewOnly) != epoch
-                || share.map { state.revokedShares[sessionID]?.contains($0) == true } == true
+                || share.map { state.revokedShares[sessionID]?[$0] != nil } == true
         }
     }
 
     /// Takes back one share of `sessionID`: its link if unused, its cookie if not yet spent; a
     /// relay it opened is the caller's to close. How many links and cookies there were (0 or 1).
     @discardableResult
-    func revoke(sessionID: String, share: String) -> Int {
+    func revoke(sessionID: String, share: String, now: ContinuousClock.Instant = .now) -> Int {
         state.withLock { state in
-            state.revokedShares[sessionID, default: []].insert(share)
+            // Bounded: what a loop of revokes leaves is forgotten after shareRevocationMemory.
+            for (session, shares) in state.revokedShares {
+                let kept = shares.filter { now - $0.value < Self.shareRevocationMemory }
+                state.revokedShares[session] = kept.isEmpty ? nil : kept
+            }
+            state.revokedShares[sessionID, default: [:]][share] = now
             let before = state.tokens.count + state.cookies.count
             state.tokens = state.tokens.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }
             state.cookies = state.cookies.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }

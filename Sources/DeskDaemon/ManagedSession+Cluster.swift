@@ -168,9 +168,14 @@ extension ManagedSession {
         job.extendedSeconds = used + seconds
         record.session.slurm = job
         let jobID = job.jobId
-        if let refusal = await onDedicatedThread({ scheduler.extend(jobID: jobID, bySeconds: seconds) }) {
-            record.session.slurm?.extendedSeconds = max(0, (record.session.slurm?.extendedSeconds ?? seconds) - seconds)
-            throw refusal
+        if let failure = await onDedicatedThread({ scheduler.extend(jobID: jobID, bySeconds: seconds) }) {
+            // Given back only when Slurm surely did not take it (a scontrol that never answered
+            // may have). Read first, then written: one access to `record` at a time.
+            if !failure.mayHaveApplied, let counted = record.session.slurm?.extendedSeconds {
+                record.session.slurm?.extendedSeconds = max(0, counted - seconds)
+            }
+            persist()
+            throw failure.error
         }
         // squeue says the new limit at its next look; until then the end moves by what was added.
         if let endsAt = record.session.slurm?.endsAt { record.session.slurm?.endsAt = endsAt.addingTimeInterval(Double(seconds)) }
@@ -178,7 +183,7 @@ extension ManagedSession {
             "slurm.job": "\(jobID)", "extend.seconds": "\(seconds)", "extend.total": "\(used + seconds)",
         ]) { $1 })
         persist()
-        environment.changes.bump()
+        environment.changes.bump(uid: uid)
         return session
     }
 

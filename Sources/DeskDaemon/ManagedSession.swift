@@ -40,12 +40,12 @@ actor ManagedSession {
             let (was, job) = (before.slurm, now.slurm)
             if before.clients != now.clients || was?.state != job?.state || was?.node != job?.node || was?.reason != job?.reason
                 || was?.timeLimit != job?.timeLimit || was?.expectedStart != job?.expectedStart {
-                environment.changes.bump()
+                environment.changes.bump(uid: uid)
             }
         }
     }
     var lifecycle: Lifecycle {
-        didSet { if lifecycle != oldValue { environment.changes.bump() } }
+        didSet { if lifecycle != oldValue { environment.changes.bump(uid: uid) } }
     }
     /// What of the session is on the host, for the teardown to remove.
     var footprint: SessionFootprint
@@ -93,7 +93,7 @@ actor ManagedSession {
         self.record = record
         self.lifecycle = lifecycle
         self.environment = environment
-        environment.changes.bump()
+        environment.changes.bump(uid: uid)
     }
 
     /// The session as `list` shows it: its state follows the lifecycle.

@@ -18,6 +18,10 @@ public final class SessionService: Sendable {
     /// One `logs` read per caller at a time, and a few at once in all.
     private let logReaders = Mutex(ReadGate(reading: "logs"))
     private let startRate: Mutex<StartRateLimiter?>
+    /// sinfo's last answer and when: the start form and cluster starts read the partitions from
+    /// here for `partitionsFresh`, so a flood of `desktops` requests is not a flood of sinfo.
+    private let partitionCache = Mutex<(at: ContinuousClock.Instant, partitions: [SlurmPartition])?>(nil)
+    static let partitionsFresh: Duration = .seconds(30)
     private let startedAt = Date()
 
     var host: any HostSystem { environment.host }
@@ -139,8 +143,16 @@ public final class SessionService: Sendable {
     func clusterChoices() async -> ClusterChoices? {
         let settings = configuration.slurm
         guard settings.isEnabled else { return nil }
+        return settings.choices(partitions: await clusterPartitions())
+    }
+
+    /// The cluster's partitions, from sinfo at most every `partitionsFresh` (nil: sinfo did not answer).
+    func clusterPartitions(now: ContinuousClock.Instant = .now) async -> [SlurmPartition]? {
+        if let cached = partitionCache.withLock({ $0 }), now - cached.at < Self.partitionsFresh { return cached.partitions }
         let scheduler = environment.cluster.scheduler
-        return settings.choices(partitions: await onDedicatedThread { scheduler.partitions() })
+        guard let partitions = await onDedicatedThread({ scheduler.partitions() }) else { return nil }
+        partitionCache.withLock { $0 = (now, partitions) }
+        return partitions
     }
 
     public func status() async -> DaemonStatus {
@@ -224,8 +236,7 @@ public final class SessionService: Sendable {
             }
             var facts = AdmissionFacts(host: host)
             if request.slurm != nil, configuration.slurm.isEnabled {
-                let scheduler = environment.cluster.scheduler
-                let partitions = await onDedicatedThread { scheduler.partitions() }
+                let partitions = await clusterPartitions()
                 facts.partitions = { partitions }
             }
             let admission = StartAdmission(configuration: configuration, facts: facts, registry: await registry.snapshot)

@@ -15,8 +15,9 @@ protocol SlurmScheduler: Sendable {
     /// The cluster's partitions as sinfo has them now; nil if sinfo could not answer.
     func partitions() -> [SlurmPartition]?
     /// Makes the job's time limit `seconds` longer (as Slurm's admin: a user may only shorten
-    /// their own); nil once Slurm took it, else why not.
-    func extend(jobID: String, bySeconds seconds: Int) -> DeskError?
+    /// their own); nil once Slurm took it, else why not, and whether Slurm may have taken it
+    /// all the same (scontrol did not answer in time).
+    func extend(jobID: String, bySeconds seconds: Int) -> (error: DeskError, mayHaveApplied: Bool)?
 }
 
 /// Slurm's own commands, not libslurm (its ABI changes every release): sbatch and scancel run as
@@ -65,16 +66,19 @@ struct SlurmCommands: SlurmScheduler {
         return SlurmPartition.parse(outcome.output)
     }
 
-    func extend(jobID: String, bySeconds seconds: Int) -> DeskError? {
+    func extend(jobID: String, bySeconds seconds: Int) -> (error: DeskError, mayHaveApplied: Bool)? {
         // Slurm's TimeLimit takes "+TIME" as an increment; only its operators (root here) may raise one.
         let increment = "+" + SlurmTime(seconds: seconds).description
         guard let outcome = CommandRunner.run(directory + "/scontrol", ["update", "JobId=\(jobID)", "TimeLimit=\(increment)"],
                                               environment: Self.environment, timeout: .seconds(15)) else {
-            return DeskError(.internalError, "could not run scontrol in \(directory).")
+            return (DeskError(.internalError, "could not run scontrol in \(directory)."), false)
         }
         guard outcome.status != 0 else { return nil }
+        if outcome.timedOut {
+            return (DeskError(.internalError, "scontrol did not answer within 15 s; job \(jobID) may or may not be longer (see deskctl list in a moment)."), true)
+        }
         let said = Self.firstLine(outcome.errors) ?? Self.firstLine(outcome.output) ?? "exit status \(outcome.status.map(String.init) ?? "none")"
-        return DeskError(.slurmRefused, "Slurm did not make job \(jobID) longer: \(said).", cause: .other("scontrol update: \(said)"))
+        return (DeskError(.slurmRefused, "Slurm did not make job \(jobID) longer: \(said).", cause: .other("scontrol update: \(said)")), false)
     }
 
     static func firstLine(_ text: String) -> String? {

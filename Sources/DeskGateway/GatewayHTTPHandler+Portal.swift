@@ -123,9 +123,9 @@ extension GatewayHTTPHandler {
             let handler = loopBound.value
             guard let first else { return handler.answer(request, .unauthorized, Self.loggedOut) }
             handler.startStream(request)
-            Task {
+            let stream = Task {
                 var seen = first
-                while channel.isActive {
+                while channel.isActive, !Task.isCancelled {
                     let asked = ContinuousClock.now
                     guard let (generation, loggedIn) = await portal.watch(cookie: cookie, after: seen) else { break }
                     guard loggedIn else {
@@ -143,6 +143,8 @@ extension GatewayHTTPHandler {
                 }
                 channel.eventLoop.execute { loopBound.value.endStream() }
             }
+            // A browser gone: the loop stops at its next turn (deskd's wait ends on its own).
+            channel.closeFuture.whenComplete { _ in stream.cancel() }
         }
     }
 
@@ -166,6 +168,9 @@ extension GatewayHTTPHandler {
 
     private func streamWrite(_ text: String) {
         guard let context, context.channel.isActive else { return }
+        // A browser that reads nothing gets no more: the stream ends, and a browser that is still
+        // there comes back (retry) and asks for the list.
+        guard context.channel.isWritable else { return context.close(promise: nil) }
         context.writeAndFlush(Self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
     }
 

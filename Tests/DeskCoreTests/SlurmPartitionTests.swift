@@ -15,6 +15,13 @@ import Testing
         maint|2:00:00|8|gpu:2|down
         """
 
+    @Test func aPartitionOffersTheMostOfItsNodeGroupsAndNoSumOverflows() {
+        let groups = SlurmPartition.parse("gpu|4:00:00|8|(null)|down\ngpu|4:00:00|32+|gpu:4|up\n")
+        #expect(groups == [SlurmPartition(name: "gpu", maxTimeSeconds: 14_400, cores: 32, gpus: 4, isUp: true)])
+        #expect(SlurmOptions(gres: "gpu:5000000000000000000,gpu:5000000000000000000").gpuCount == SlurmPartition.maxGPUs)
+        #expect(SlurmOptions(gres: "gpu:999999,gpu:999999").gpuCount == SlurmPartition.maxGPUs)
+    }
+
     @Test func sinfoLinesBecomePartitionsOnceEach() {
         let partitions = SlurmPartition.parse(Self.sinfo)
         #expect(partitions.map(\.name) == ["debug", "short", "gpu", "maint"])
@@ -55,6 +62,9 @@ import Testing
         #expect(parts.tm_year == 199 && parts.tm_mon == 0 && parts.tm_mday == 2 && parts.tm_hour == 3 && parts.tm_min == 4 && parts.tm_sec == 5)
         #expect(row.job(now: Date()).expectedStart == expected)
         #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|N/A")?.startsAt == nil)
+        // A start time squeue writes otherwise is no start time, and the row stands (a row dropped
+        // would read as a job Slurm forgot, and end its desktop).
+        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|Unknown")?.jobId == "77")
         #expect(SqueueRow(line: "77|RUNNING|None|node1|debug|4:00:00|3:59:00|2020-01-02T03:04:05")?.job(now: Date()).expectedStart == nil)
     }
 }

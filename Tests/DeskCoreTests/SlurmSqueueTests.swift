@@ -62,7 +62,6 @@ extension SlurmCoreTests {
         @Test(arguments: [
             "",
             "12|RUNNING|None|node2|debug|4:00:00",                  // 6 fields
-            "12|RUNNING|None|node2|debug|4:00:00|3:58:10|extra",    // a start time that is none
             "12|RUNNING|None|node2|debug|4:00:00|3:58:10|2026-11-26T12:00:00|x",  // 9 fields
             "abc|RUNNING|None|node2|debug|4:00:00|3:58:10",         // an id that is not a number
             "|RUNNING|None|node2|debug|4:00:00|3:58:10",

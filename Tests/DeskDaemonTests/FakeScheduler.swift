@@ -78,10 +78,10 @@ final class FakeScheduler: SlurmScheduler {
         state.withLock { $0.partitions }
     }
 
-    func extend(jobID: String, bySeconds seconds: Int) -> DeskError? {
+    func extend(jobID: String, bySeconds seconds: Int) -> (error: DeskError, mayHaveApplied: Bool)? {
         state.withLock { state in
             state.extensions.append((jobID, seconds))
-            return state.refusal
+            return state.refusal.map { ($0, false) }
         }
     }
 

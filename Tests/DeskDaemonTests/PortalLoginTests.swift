@@ -25,8 +25,15 @@ struct PortalLoginTests {
     @Test func aNewPasswordALockOrAnExpiryEndsIt() {
         let before = login(password: state(fingerprint: 1))
         #expect(!WebPortal.passwordStillHolds(for: before, now: state(fingerprint: 2), today: Self.today))
-        #expect(!WebPortal.passwordStillHolds(for: before, now: state(locked: true), today: Self.today))
+        // usermod -L puts "!" before the hash: locked, and another fingerprint.
+        #expect(!WebPortal.passwordStillHolds(for: before, now: state(fingerprint: 3, locked: true), today: Self.today))
         #expect(!WebPortal.passwordStillHolds(for: before, now: state(expires: Self.today), today: Self.today))
+    }
+
+    @Test func anAccountPAMAuthenticatesElsewhereKeepsItsLoginWhileItsEntryStaysAsItWas() {
+        // "*" in shadow and a password Kerberos or LDAP checks: locked as shadow sees it, all along.
+        let elsewhere = login(password: state(fingerprint: 7, locked: true))
+        #expect(WebPortal.passwordStillHolds(for: elsewhere, now: state(fingerprint: 7, locked: true), today: Self.today))
     }
 
     @Test func aSingleSignOnLoginMindsOnlyTheAccountsExpiry() {

@@ -460,7 +460,7 @@ import Testing
 
     @Test func onlyStateChangesAreAudited() {
         let audited = Command.allCases.filter { $0.auditAction != nil }
-        #expect(Set(audited) == [.start, .kill, .reap, .passwd, .url])
+        #expect(Set(audited) == [.start, .kill, .reap, .passwd, .url, .extend])
         #expect(audited.allSatisfy { $0.auditAction?.rawValue == $0.rawValue })
     }
 

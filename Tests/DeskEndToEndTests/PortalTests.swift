@@ -160,6 +160,49 @@ struct PortalTests {
         let desktops = try daemon.deskctl(["desktops", "--json"], as: owner.name).decode([DesktopInfo].self)
         let apiDesktops = ((api["desktops"]?["answer"] as? [String: Any])?["desktops"] as? [[String: Any]]) ?? []
         #expect(apiDesktops.compactMap { $0["name"] as? String } == desktops.map(\.name) && !desktops.isEmpty)
+        func answer(_ name: String) -> [String: Any] { api[name]?["answer"] as? [String: Any] ?? [:] }
+        func status(_ name: String) -> Int? { api[name]?["status"] as? Int }
+        func errorOf(_ name: String) -> (code: String?, message: String?) {
+            let error = answer(name)["error"] as? [String: Any]
+            return (error?["code"] as? String, error?["message"] as? String)
+        }
+        /// deskctl's --json failure for the same request: its code and sentence.
+        func deskctlError(_ arguments: [String]) throws -> (code: String?, message: String?) {
+            let run = try daemon.deskctl(arguments + ["--json"], as: owner.name)
+            #expect(run.status != 0, "deskctl \(arguments) succeeded")
+            let error = (try? Self.json(run.stdout))?["error"] as? [String: Any]
+            return (error?["code"] as? String, error?["message"] as? String)
+        }
+        let ping = try daemon.deskctl(["status", "--json"], as: owner.name).decode(DaemonStatus.self)
+        #expect(answer("ping")["daemonVersion"] as? String == ping.daemonVersion)
+        let apiStatus = answer("status")["status"] as? [String: Any]
+        #expect(apiStatus?["daemonVersion"] as? String == ping.daemonVersion && apiStatus?["sessions"] as? Int == ping.sessions)
+        // history: what the API saw is what deskctl sees, in order (entries written since may follow).
+        let deskctlHistory = try daemon.deskctl(["history", "--json"], as: owner.name).decode([AuditEntry].self)
+        let apiHistory = (answer("history")["history"] as? [[String: Any]]) ?? []
+        #expect(!apiHistory.isEmpty && apiHistory.map { "\($0["command"] ?? "")/\($0["outcome"] ?? "")" }
+                == deskctlHistory.prefix(apiHistory.count).map { "\($0.command.rawValue)/\($0.outcome)" }, "\(apiHistory) vs \(deskctlHistory)")
+        let deskctlLogs = try daemon.deskctl(["logs", session.display.description, "--lines", "5", "--json"], as: owner.name).decode(SessionLogs.self)
+        let apiLogs = answer("logs")["logs"] as? [String: Any]
+        #expect((apiLogs?["session"] as? [String: Any])?["id"] as? String == deskctlLogs.session.id)
+        #expect(((apiLogs?["processes"] as? [[String: Any]]) ?? []).compactMap { $0["role"] as? String } == deskctlLogs.processes.map(\.role.rawValue))
+        let deskctlProbe = try daemon.deskctl(["probe", session.display.description, "--json"], as: owner.name).decode(ProbeReport.self)
+        let apiProbe = answer("probe")["probe"] as? [String: Any]
+        #expect(apiProbe?["answered"] as? Bool == true && apiProbe?["width"] as? Int == deskctlProbe.width && apiProbe?["desktopName"] as? String == deskctlProbe.desktopName)
+        // The error contract: the same code and the same sentence, and the HTTP status the code maps to.
+        for (name, arguments, http) in [("showMissing", ["show", ":99"], 404), ("killMissing", ["kill", ":99"], 404),
+                                        ("badDesktop", ["start", "--desktop", "no-such-desktop"], 400),
+                                        ("extendLocal", ["extend", session.display.description, "--by", "10m"], 400)] {
+            let expected = try deskctlError(arguments)
+            #expect(status(name) == http && errorOf(name).code == expected.code && errorOf(name).message == expected.message,
+                    "\(name): API \(status(name) ?? 0) \(errorOf(name)) vs deskctl \(expected)")
+        }
+        // metrics has no --json: its sentence on stderr is the API's.
+        let metricsRefused = try daemon.deskctl(["metrics"], as: owner.name)
+        #expect(status("metrics") == 403 && errorOf("metrics").code == "permission-denied" && metricsRefused.status != 0
+                && metricsRefused.stderr.contains(errorOf("metrics").message ?? "?"), "\(metricsRefused.stderr)")
+        let deskctlShares = try daemon.deskctl(["url", "--shares", session.display.description, "--json"], as: owner.name).decode([LinkShare].self)
+        #expect(status("shares") == 200 && (answer("shares")["shares"] as? [Any])?.count == deskctlShares.count)
 
         // deskctl's side of sharing: a link for a named account, the shares listed, one taken back.
         let display = session.display.description

@@ -17,18 +17,9 @@ import json
 import os
 import sys
 
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # Playwright lives in the venv scripts/install-deps makes: run there
-    venv_python = os.path.join(os.environ.get("DESKD_TEST_VENV", "/opt/deskd-test-venv"), "bin", "python3")
-    if os.access(venv_python, os.X_OK) and os.environ.get("DESKD_HARNESS_IN_VENV") != "1":
-        os.environ["DESKD_HARNESS_IN_VENV"] = "1"
-        os.execv(venv_python, [venv_python, os.path.abspath(__file__)] + sys.argv[1:])
-    print(json.dumps({"error": "Playwright for Python is not installed (scripts/install-deps)", "steps": []}))
-    sys.exit(2)
-
+# portal_in_browser runs this script again in the test venv (Playwright's) when it is not there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portal_in_browser import harness, log_in, wait_for, audit  # noqa: E402
+from portal_in_browser import audit, harness, log_in, sync_playwright, wait_for  # noqa: E402
 
 
 def main():

@@ -34,7 +34,8 @@ except ImportError:  # Playwright lives in the venv scripts/install-deps makes: 
     venv_python = os.path.join(os.environ.get("DESKD_TEST_VENV", "/opt/deskd-test-venv"), "bin", "python3")
     if os.access(venv_python, os.X_OK) and os.environ.get("DESKD_HARNESS_IN_VENV") != "1":
         os.environ["DESKD_HARNESS_IN_VENV"] = "1"
-        os.execv(venv_python, [venv_python, os.path.abspath(__file__)] + sys.argv[1:])
+        # The script that was run (this one, or one that imports it) runs again in the venv.
+        os.execv(venv_python, [venv_python, os.path.abspath(sys.argv[0])] + sys.argv[1:])
     print(json.dumps({"error": "Playwright for Python is not installed (scripts/install-deps)", "steps": []}))
     sys.exit(2)
 

@@ -19,9 +19,10 @@ import sys
 import urllib.parse
 
 
-def call(base, method, path, body=None, headers=None, origin=True):
+def call(base, method, path, body=None, headers=None, origin=True, source=None):
+    """One request; `source` is the local address to connect from (127.0.0.2 plays another machine)."""
     url = urllib.parse.urlparse(base)
-    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30, source_address=(source, 0) if source else None)
     sent = dict(headers or {})
     if origin is True:
         sent["Origin"] = f"{url.scheme}://{url.netloc}"
@@ -81,7 +82,14 @@ def main():
     result["requestForeign"] = call(base, "POST", "/api/request", {"version": 1, "command": "list"}, headers=with_csrf, origin="https://evil.example")[0]
     result["sessionGETForeign"] = call(base, "GET", "/api/session", headers={**jar, "Sec-Fetch-Site": "cross-site"}, origin=False)[0]
     result["api"] = {}
-    for name, request in [("list", {"command": "list"}), ("show", {"command": "show", "display": display}), ("desktops", {"command": "desktops"})]:
+    # Every verb a user may send, through the API; the test sends the same through deskctl and compares.
+    for name, request in [("list", {"command": "list"}), ("show", {"command": "show", "display": display}), ("desktops", {"command": "desktops"}),
+                          ("ping", {"command": "ping"}), ("status", {"command": "status"}), ("history", {"command": "history"}),
+                          ("logs", {"command": "logs", "display": display, "lines": 5}), ("probe", {"command": "probe", "display": display}),
+                          ("showMissing", {"command": "show", "display": 99}), ("killMissing", {"command": "kill", "display": 99}),
+                          ("metrics", {"command": "metrics"}), ("badDesktop", {"command": "start", "desktop": "no-such-desktop"}),
+                          ("extendLocal", {"command": "extend", "display": display, "extendSeconds": 600}),
+                          ("shares", {"command": "url", "display": display, "shares": True})]:
         status, _, answer = call(base, "POST", "/api/request", {"version": 1, **request}, headers=with_csrf)
         result["api"][name] = {"status": status, "answer": answer}
 

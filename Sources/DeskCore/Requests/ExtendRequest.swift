@@ -4,9 +4,10 @@ public struct ExtendRequest: ControlVerb {
     public var display: Display
     public var seconds: Int
 
+    /// `seconds` is rounded up to whole minutes, as Slurm counts.
     public init(display: Display, seconds: Int) {
         self.display = display
-        self.seconds = seconds
+        self.seconds = seconds > Int.max - 59 ? seconds : (seconds + 59) / 60 * 60
     }
 
     public init(wire: Request) throws(DeskError) {
@@ -14,7 +15,9 @@ public struct ExtendRequest: ControlVerb {
         guard let seconds = wire.extendSeconds, (60...SlurmTime.maxSeconds).contains(seconds) else {
             throw DeskError(.invalidDuration, "extend needs 'extendSeconds', at least 60 (Slurm counts in minutes); for example: deskctl extend \(display) --by 1h.")
         }
-        self.init(display: display, seconds: seconds)
+        // Slurm counts a time limit in whole minutes and rounds an increment up: so does deskd,
+        // or each odd second would be granted a minute and counted a second.
+        self.init(display: display, seconds: (seconds + 59) / 60 * 60)
     }
 
     public func fill(_ wire: inout Request) {

@@ -24,34 +24,54 @@ public struct SlurmPartition: Codable, Sendable, Equatable {
         self.isUp = isUp
     }
 
-    /// Every partition in sinfo's output, once each (sinfo prints one line per node state; the
-    /// first line of a name is kept), in sinfo's order. Lines not in the format's shape are dropped.
+    /// Every partition in sinfo's output, once each, in sinfo's order. sinfo prints a line per
+    /// group of a partition's nodes (by state and configuration): a partition offers the most
+    /// any of its groups has (Slurm places the job on such a node) and is up if any group is.
+    /// Lines not in the format's shape are dropped.
     public static func parse(_ output: String) -> [SlurmPartition] {
-        var seen: Set<String> = [], partitions: [SlurmPartition] = []
+        var partitions: [SlurmPartition] = []
         for line in output.split(separator: "\n") {
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 5 else { continue }
             let isDefault = fields[0].hasSuffix("*")
             let name = isDefault ? String(fields[0].dropLast()) : fields[0]
-            guard (try? SlurmOptions.checkName(name, what: "partition", flag: "")) != nil, !seen.contains(name) else { continue }
-            seen.insert(name)
+            guard (try? SlurmOptions.checkName(name, what: "partition", flag: "")) != nil else { continue }
             let maxTime = fields[1] == "infinite" || fields[1] == "UNLIMITED" ? nil : SlurmTime(slurm: fields[1])?.seconds
-            // %c is "8" or, across nodes that differ, "4+" (the least, at least): the least is what every node has.
-            let cores = Int(fields[2].filter(\.isNumber))
-            partitions.append(SlurmPartition(name: name, isDefault: isDefault, maxTimeSeconds: maxTime, cores: cores,
-                                             gpus: gpuCount(gres: fields[3]), isUp: fields[4] == "up"))
+            // %c is "8", or "4+" for a group whose nodes differ (4 at least).
+            let digits = fields[2].filter(\.isNumber)
+            let cores = digits.count <= 6 ? Int(digits) : nil
+            let group = SlurmPartition(name: name, isDefault: isDefault, maxTimeSeconds: maxTime, cores: cores,
+                                       gpus: gpuCount(gres: fields[3]), isUp: fields[4] == "up")
+            guard let index = partitions.firstIndex(where: { $0.name == name }) else {
+                partitions.append(group)
+                continue
+            }
+            var merged = partitions[index]
+            merged.cores = [merged.cores, group.cores].compactMap { $0 }.max()
+            merged.gpus = max(merged.gpus, group.gpus)
+            merged.isUp = merged.isUp || group.isUp
+            partitions[index] = merged
         }
         return partitions
     }
 
-    /// GPUs in a Gres list such as `gpu:2`, `gpu:a100:4(S:0-1)` or `gpu:1,mps:100`; 0 for `(null)`.
+    /// GPUs in a Gres list such as `gpu:2`, `gpu:a100:4(S:0-1)`, `gpu:a100` (one) or `gpu:1,mps:100`; 0 for `(null)`.
+    /// At most `maxGPUs`: a user writes `--gres`, and no sum of theirs may overflow in root.
     static func gpuCount(gres: String) -> Int {
-        gres.split(separator: ",").reduce(0) { total, item in
+        let total = gres.split(separator: ",").reduce(0) { total, item in
             let parts = item.split(separator: "(").first.map { $0.split(separator: ":") } ?? []
-            guard parts.first == "gpu", let count = parts.last.flatMap({ Int($0) }) else { return total }
-            return total + count
+            guard parts.first == "gpu", let last = parts.last else { return total }
+            // "gpu" and "gpu:a100" ask for one, as Slurm reads them.
+            guard parts.count > 1, !last.isEmpty, last.allSatisfy({ $0.isASCII && $0.isNumber }) else { return min(total + 1, maxGPUs) }
+            // Seven digits and more are more than any node has: held at the most, never parsed into an overflow.
+            let count = last.count <= 6 ? Int(last) ?? maxGPUs : maxGPUs
+            return min(total + count, maxGPUs)
         }
+        return min(total, maxGPUs)
     }
+
+    /// More GPUs than any node has; what a count is held to.
+    public static let maxGPUs = 1_000_000
 }
 
 /// What the start form offers for a cluster desktop (`desktops`' `cluster`): the partitions as

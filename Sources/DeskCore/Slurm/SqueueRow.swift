@@ -53,12 +53,9 @@ public struct SqueueRow: Sendable, Equatable {
         self.partition = value(fields[4])
         self.timeLimit = value(fields[5])
         self.secondsLeft = value(fields[6]).flatMap { SlurmTime(slurm: $0)?.seconds }
-        if fields.count == 8, let text = value(fields[7]) {
-            guard let start = Self.localTime(text) else { return nil }
-            self.startsAt = start
-        } else {
-            self.startsAt = nil
-        }
+        // A start time in another form (squeue prints "Unknown" for some) is no start time; the
+        // row stands: a row dropped would read as a job Slurm no longer knows, and end its desktop.
+        self.startsAt = fields.count == 8 ? value(fields[7]).flatMap(Self.localTime) : nil
     }
 
     /// `2026-11-26T12:30:00` in the host's time zone (squeue's `%S`); nil for anything else.

@@ -256,7 +256,10 @@ actor WebPortal {
         if now.hasExpired(onDay: today) { return false }
         // A single sign-on login had no password here: only the account's expiry is its business.
         if login.singleSignOn { return true }
-        return !now.locked && now.fingerprint == login.password?.fingerprint
+        // A lock (usermod -L, passwd -l) prefixes the stored hash, so the fingerprint changes with
+        // it; an entry that was "!" or "*" already (an account PAM authenticates elsewhere,
+        // Kerberos or LDAP) keeps its login while it stays so.
+        return now.fingerprint == login.password?.fingerprint
     }
 
     /// The account a browser's portal cookie is logged in as, for a link for named accounts
@@ -271,10 +274,12 @@ actor WebPortal {
     /// A page's live update: the changes' count once it passes `after` (nil: now), or nil after
     /// `watchWait`; `loggedIn` false once the login has ended. Never touches the idle clock.
     func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool) {
-        guard check(cookie, touch: false) != nil else { return (nil, false) }
+        guard let login = check(cookie, touch: false) else { return (nil, false) }
         let changes = service.environment.changes
-        guard let after else { return (changes.generation, true) }
-        let generation = await changes.next(after: after, within: Self.watchWait)
+        // An admin's page shows every user's desktops, and hears of every change.
+        let audience: SessionChanges.Audience = service.isAdmin(login.uid) ? .everyone : .account(login.uid)
+        guard let after else { return (changes.generation(for: audience), true) }
+        let generation = await changes.next(for: audience, after: after, within: Self.watchWait)
         // The login may have ended meanwhile (a logout, its idle time): the page hears that instead.
         guard check(cookie, touch: false) != nil else { return (nil, false) }
         return (generation, true)
@@ -283,7 +288,7 @@ actor WebPortal {
     func logout(cookie: String) {
         guard let login = sessions.close(cookie) else { return }
         // The page's live updates hear of it now, not at their next wait's end.
-        service.environment.changes.bump()
+        service.environment.changes.bump(uid: login.uid)
         audit(user: login.user, uid: login.uid, address: nil, ok: true, outcome: "logged out")
     }
 
