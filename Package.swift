@@ -153,7 +153,10 @@ let package = Package(
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
-        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"], exclude: ["TOMLCorpus"]),
+        // Every parser another party feeds, as a function of bytes: Fuzz/ drives them under libFuzzer,
+        // and DeskCoreTests replays Tests/FuzzRegressions through them in every test run.
+        .target(name: "DeskFuzzTargets", dependencies: ["DeskCore", "DeskSessionProtocol"]),
+        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore", "DeskFuzzTargets"], exclude: ["TOMLCorpus"]),
         // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
         .testTarget(
             name: "DeskDaemonTests",
