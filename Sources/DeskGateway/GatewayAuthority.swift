@@ -58,8 +58,9 @@ public protocol PortalAuthority: Sendable {
     func identify(cookie: String, touch: Bool) async -> WebIdentity?
     func logout(cookie: String) async
     /// Waits for a change past `after` (nil: the count now); nil when the front could not ask.
-    func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool)?
+    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)?
     /// The control protocol's response JSON for a request's JSON, and its HTTP status; with
     /// `touch` false (the page's own polling) the login's idle clock does not start again.
-    func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)?
+    /// With `signedOn` (single sign-on), only a login of that user counts.
+    func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)?
 }

@@ -95,8 +95,7 @@ extension GatewayHTTPHandler {
             let csrf = request.headers["X-Deskd-CSRF"].first ?? ""
             let touch = request.headers["X-Deskd-Background"].first != "1"
             later(request) {
-                if let signedOn, await portal.identify(cookie: cookie, touch: false)?.user != signedOn { return (.unauthorized, Self.loggedOut, nil) }
-                guard let (status, body) = await portal.request(cookie: cookie, csrf: csrf, body: text, touch: touch) else { return nil }
+                guard let (status, body) = await portal.request(cookie: cookie, csrf: csrf, body: text, touch: touch, signedOn: signedOn) else { return nil }
                 return (HTTPResponseStatus(statusCode: status), body, nil)
             }
         default:
@@ -115,8 +114,7 @@ extension GatewayHTTPHandler {
         let channel = context.channel
         let promise = context.eventLoop.makePromise(of: UInt64?.self)
         promise.completeWithTask {
-            if let signedOn, await portal.identify(cookie: cookie, touch: false)?.user != signedOn { return nil }
-            guard let (now, loggedIn) = await portal.watch(cookie: cookie, after: nil), loggedIn else { return nil }
+            guard let (now, loggedIn) = await portal.watch(cookie: cookie, after: nil, signedOn: signedOn), loggedIn else { return nil }
             return now ?? 0
         }
         promise.futureResult.assumeIsolated().whenSuccess { first in
@@ -127,7 +125,7 @@ extension GatewayHTTPHandler {
                 var seen = first
                 while channel.isActive, !Task.isCancelled {
                     let asked = ContinuousClock.now
-                    guard let (generation, loggedIn) = await portal.watch(cookie: cookie, after: seen) else { break }
+                    guard let (generation, loggedIn) = await portal.watch(cookie: cookie, after: seen, signedOn: signedOn) else { break }
                     guard loggedIn else {
                         channel.eventLoop.execute { loopBound.value.streamWrite("event: logout\ndata: {}\n\n") }
                         break

@@ -92,14 +92,14 @@ struct FrontRequests: Sendable {
             front.send(.loginStep(call: call, step: await portal.singleSignOn(user: user, proxy: proxy, address: Self.address(address))))
         case .identify(let call, let cookie, let touch):
             front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
-        case .watch(let call, let cookie, let after):
-            let (generation, loggedIn) = await portal.watch(cookie: cookie, after: after)
+        case .watch(let call, let cookie, let after, let signedOn):
+            let (generation, loggedIn) = await portal.watch(cookie: cookie, after: after, signedOn: signedOn)
             front.send(.watched(call: call, generation: generation, loggedIn: loggedIn))
         case .logout(let call, let cookie):
             await portal.logout(cookie: cookie)
             front.send(.identity(call: call, identity: nil))
-        case .request(let call, let cookie, let csrf, let body, let touch):
-            let (status, text) = await portal.request(cookie: cookie, csrf: csrf, body: body, touch: touch)
+        case .request(let call, let cookie, let csrf, let body, let touch, let signedOn):
+            let (status, text) = await portal.request(cookie: cookie, csrf: csrf, body: body, touch: touch, signedOn: signedOn)
             front.send(.answered(call: call, status: status, body: text))
         case .relayEnded, .counts, .listenerFailed:
             break   // handleAtOnce's

@@ -154,26 +154,22 @@ final class FrontServer: Service, Sendable {
                 return
             case .later: break
             }
-            if case .watch(let call, _, _) = request {
-                guard peer.watches.take() else {
-                    peer.send(.watched(call: call, generation: nil, loggedIn: true))
+            // A page's watch waits half a minute by design: it has a ceiling of its own, and one over
+            // it is told "nothing yet"; any other request over the ceiling cuts the front off.
+            let watch: UInt64? = if case .watch(let call, _, _, _) = request { call } else { nil }
+            let limit = watch == nil ? peer.inFlight : peer.watches
+            guard limit.take() else {
+                if let watch {
+                    peer.send(.watched(call: watch, generation: nil, loggedIn: true))
                     continue
                 }
-                let requests = requests
-                Task {
-                    await requests.handle(request, from: peer)
-                    peer.watches.give()
-                }
-                continue
-            }
-            guard peer.inFlight.take() else {
                 logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])
                 return
             }
             let requests = requests
             Task {
                 await requests.handle(request, from: peer)
-                peer.inFlight.give()
+                limit.give()
             }
         }
     }

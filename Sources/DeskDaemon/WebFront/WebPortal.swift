@@ -243,8 +243,10 @@ actor WebPortal {
     /// name, not since put on the deny list, and its password neither locked nor changed nor the
     /// account expired since (a user who changes a password they think was seen ends every
     /// login made with it, as an admin's lock does).
-    private func check(_ cookie: String, touch: Bool) -> WebSessions.Login? {
+    /// With `signedOn` (the user a trusted proxy names for the browser), a login of anyone else is none.
+    private func check(_ cookie: String, touch: Bool, signedOn: String? = nil) -> WebSessions.Login? {
         let denied = settings.denyUsers
+        if let signedOn, sessions.user(of: cookie) != signedOn { return nil }
         return sessions.check(cookie, idle: idle, lifetime: lifetime, touch: touch) { login in
             UserAccount.withUID(login.uid)?.name == login.user && !denied.contains(login.user)
                 && Self.passwordStillHolds(for: login, now: PasswordState.of(account: login.user))
@@ -273,15 +275,15 @@ actor WebPortal {
 
     /// A page's live update: the changes' count once it passes `after` (nil: now), or nil after
     /// `watchWait`; `loggedIn` false once the login has ended. Never touches the idle clock.
-    func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool) {
-        guard let login = check(cookie, touch: false) else { return (nil, false) }
+    func watch(cookie: String, after: UInt64?, signedOn: String? = nil) async -> (generation: UInt64?, loggedIn: Bool) {
+        guard let login = check(cookie, touch: false, signedOn: signedOn) else { return (nil, false) }
         let changes = service.environment.changes
         // An admin's page shows every user's desktops, and hears of every change.
         let audience: SessionChanges.Audience = service.isAdmin(login.uid) ? .everyone : .account(login.uid)
         guard let after else { return (changes.generation(for: audience), true) }
         let generation = await changes.next(for: audience, after: after, within: Self.watchWait)
         // The login may have ended meanwhile (a logout, its idle time): the page hears that instead.
-        guard check(cookie, touch: false) != nil else { return (nil, false) }
+        guard check(cookie, touch: false, signedOn: signedOn) != nil else { return (nil, false) }
         return (generation, true)
     }
 
@@ -293,8 +295,8 @@ actor WebPortal {
     }
 
     /// A page's request, as its user: the control protocol's harness decides and audits it.
-    func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String) {
-        guard let login = check(cookie, touch: false) else {
+    func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String? = nil) async -> (status: Int, body: String) {
+        guard let login = check(cookie, touch: false, signedOn: signedOn) else {
             return (401, Self.errorJSON(DeskError(.permissionDenied, "Your portal login has ended; log in again.")))
         }
         guard csrf == login.csrf else {

@@ -71,6 +71,11 @@ final class WebSessions: Sendable {
         return touched
     }
 
+    /// The account `cookie` is a login of, alive or not (nothing is checked or touched).
+    func user(of cookie: String) -> String? {
+        logins.withLock { $0[cookie]?.user }
+    }
+
     @discardableResult
     func close(_ cookie: String) -> Login? {
         logins.withLock { $0.removeValue(forKey: cookie) }

@@ -170,8 +170,9 @@ extension RemoteAuthority: PortalAuthority {
         return identity
     }
 
-    public func watch(cookie: String, after: UInt64?) async -> (generation: UInt64?, loggedIn: Bool)? {
-        guard case .watched(_, let generation, let loggedIn)? = await link.answer({ .watch(call: $0, cookie: cookie, after: after) }) else { return nil }
+    public func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)? {
+        guard case .watched(_, let generation, let loggedIn)? = await link.answer({ .watch(call: $0, cookie: cookie, after: after, signedOn: signedOn) })
+        else { return nil }
         return (generation, loggedIn)
     }
 
@@ -179,8 +180,10 @@ extension RemoteAuthority: PortalAuthority {
         _ = await link.answer { .logout(call: $0, cookie: cookie) }
     }
 
-    public func request(cookie: String, csrf: String, body: String, touch: Bool) async -> (status: Int, body: String)? {
-        guard case .answered(_, let status, let text)? = await link.answer({ .request(call: $0, cookie: cookie, csrf: csrf, body: body, touch: touch) }) else { return nil }
+    public func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)? {
+        guard case .answered(_, let status, let text)? = await link.answer({
+            .request(call: $0, cookie: cookie, csrf: csrf, body: body, touch: touch, signedOn: signedOn)
+        }) else { return nil }
         return (status, text)
     }
 }

@@ -30,13 +30,15 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     case identify(call: UInt64, cookie: String, touch: Bool)
     /// Waits (up to half a minute) for a change a logged-in page would show, past `after`; nil
     /// `after`: the count now, at once. `FrontEvent.watched`. (A page's live updates.)
-    case watch(call: UInt64, cookie: String, after: UInt64?)
+    /// `signedOn`: the user a trusted proxy names for this browser; a login of anyone else is none.
+    case watch(call: UInt64, cookie: String, after: UInt64?, signedOn: String?)
     /// Ends a portal login. `FrontEvent.identity` (nil).
     case logout(call: UInt64, cookie: String)
     /// A control-protocol request from a logged-in page: the cookie, the page's CSRF token, and
     /// the request's JSON as the control socket takes it. `FrontEvent.answered`.
-    /// `touch` false: a page's own polling, which does not count as activity.
-    case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool)
+    /// `touch` false: a page's own polling, which does not count as activity. `signedOn`: the
+    /// user a trusted proxy names for this browser; a login of anyone else is answered 401.
+    case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?)
 }
 
 /// Who a portal login is, as the page may know it (no secret but the CSRF token it must send back).
