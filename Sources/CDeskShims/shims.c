@@ -377,7 +377,7 @@ ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, in
 #include <shadow.h>
 #include <stdlib.h>
 
-int deskd_shadow_state(const char *name, long *last_change, long *expire, int *locked, unsigned long long *fingerprint) {
+int deskd_shadow_state(const char *name, long *expire, unsigned long long *fingerprint) {
     struct spwd entry, *found = NULL;
     size_t size = 4096;
     for (int attempt = 0; attempt < 6; attempt++, size *= 4) {
@@ -391,9 +391,7 @@ int deskd_shadow_state(const char *name, long *last_change, long *expire, int *l
             errno = error != 0 ? error : ENOENT;
             return -1;
         }
-        *last_change = entry.sp_lstchg;
         *expire = entry.sp_expire;
-        *locked = entry.sp_pwdp != NULL && (entry.sp_pwdp[0] == '!' || entry.sp_pwdp[0] == '*');
         unsigned long long hash = 14695981039346656037ULL;
         for (const char *c = entry.sp_pwdp ? entry.sp_pwdp : ""; *c; c++) hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
         *fingerprint = hash;

@@ -93,12 +93,6 @@ final class BrowserLinks: Sendable {
         }
     }
 
-    /// Trades a link's token for a cookie, once; nil for a token that is unknown, used or expired.
-    func exchange(token: String, now: ContinuousClock.Instant = .now) -> (cookie: String, grant: Grant)? {
-        guard case .granted(let cookie, let grant) = exchange(token: token, viewer: nil, now: now) else { return nil }
-        return (cookie, grant)
-    }
-
     /// Trades a link's token for a cookie, once, for a browser logged in to the portal as `viewer`
     /// (nil: not logged in). A link for named accounts is not spent by a browser that is none of them.
     func exchange(token: String, viewer: UInt32?, now: ContinuousClock.Instant = .now) -> Exchange {

@@ -69,15 +69,12 @@ final class BrowserRelays: Sendable {
         state.withLock { $0.relays.values.count { $0.sessionID == sessionID } }
     }
 
-    /// The link of one of the session's browsers that came through `share`.
-    func grantOf(sessionID: String, share: String) -> BrowserLinks.Grant? {
-        state.withLock { state in state.relays.values.first { $0.sessionID == sessionID && $0.share == share }?.link }
-    }
-
-    /// The session's browsers by the share they came through.
-    func countByShare(sessionID: String) -> [String: Int] {
+    /// The session's browsers by the share they came through: each share's link, and how many.
+    func sharesInUse(sessionID: String) -> [String: (link: BrowserLinks.Grant, browsers: Int)] {
         state.withLock { state in
-            state.relays.values.filter { $0.sessionID == sessionID }.reduce(into: [:]) { $0[$1.share, default: 0] += 1 }
+            state.relays.values.filter { $0.sessionID == sessionID }.reduce(into: [:]) { shares, relay in
+                shares[relay.share, default: (relay.link, 0)].browsers += 1
+            }
         }
     }
 

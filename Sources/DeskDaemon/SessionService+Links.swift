@@ -68,11 +68,10 @@ extension SessionService {
             LinkShare(share: link.grant.share, viewOnly: link.grant.viewOnly, viewers: link.grant.viewerNames, issuedBy: name(link.grant.issuedTo),
                       expiresAt: wall.addingTimeInterval(Double((link.expires - now).components.seconds)), browsers: 0)
         }
-        for (share, count) in environment.browsers.countByShare(sessionID: managed.id) {
-            if let index = shares.firstIndex(where: { $0.share == share }) { shares[index].browsers += count; continue }
-            let grant = environment.browsers.grantOf(sessionID: managed.id, share: share)
-            shares.append(LinkShare(share: share, viewOnly: grant?.viewOnly ?? true, viewers: grant?.viewerNames, issuedBy: grant.map { name($0.issuedTo) } ?? "?",
-                                    expiresAt: nil, browsers: count))
+        for (share, used) in environment.browsers.sharesInUse(sessionID: managed.id) {
+            if let index = shares.firstIndex(where: { $0.share == share }) { shares[index].browsers += used.browsers; continue }
+            shares.append(LinkShare(share: share, viewOnly: used.link.viewOnly, viewers: used.link.viewerNames, issuedBy: name(used.link.issuedTo),
+                                    expiresAt: nil, browsers: used.browsers))
         }
         return shares.sorted { ($0.expiresAt ?? .distantPast, $0.share) < ($1.expiresAt ?? .distantPast, $1.share) }
     }

@@ -128,3 +128,12 @@ import Testing
         #expect(links.exchange(token: two) == nil && links.unused(sessionID: id).isEmpty)
     }
 }
+
+extension BrowserLinks {
+    /// A token traded by a browser logged in to nothing, as a cookie and its grant; nil for a
+    /// token that is unknown, used, expired or for named accounts.
+    func exchange(token: String, now: ContinuousClock.Instant = .now) -> (cookie: String, grant: Grant)? {
+        guard case .granted(let cookie, let grant) = exchange(token: token, viewer: nil, now: now) else { return nil }
+        return (cookie, grant)
+    }
+}

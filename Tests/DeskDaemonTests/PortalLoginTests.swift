@@ -13,8 +13,9 @@ struct PortalLoginTests {
                           began: .now, lastSeen: .now)
     }
 
-    func state(fingerprint: UInt64 = 1, locked: Bool = false, expires: Int? = nil) -> PasswordState {
-        PasswordState(lastChange: Self.today - 3, expiresOnDay: expires, locked: locked, fingerprint: fingerprint)
+    /// The shadow entry as a fingerprint of its hash field: a locked or "*" entry is one more hash field.
+    func state(fingerprint: UInt64 = 1, expires: Int? = nil) -> PasswordState {
+        PasswordState(expiresOnDay: expires, fingerprint: fingerprint)
     }
 
     @Test func anUnchangedPasswordKeepsItsLogin() {
@@ -26,19 +27,19 @@ struct PortalLoginTests {
         let before = login(password: state(fingerprint: 1))
         #expect(!WebPortal.passwordStillHolds(for: before, now: state(fingerprint: 2), today: Self.today))
         // usermod -L puts "!" before the hash: locked, and another fingerprint.
-        #expect(!WebPortal.passwordStillHolds(for: before, now: state(fingerprint: 3, locked: true), today: Self.today))
+        #expect(!WebPortal.passwordStillHolds(for: before, now: state(fingerprint: 3), today: Self.today))
         #expect(!WebPortal.passwordStillHolds(for: before, now: state(expires: Self.today), today: Self.today))
     }
 
     @Test func anAccountPAMAuthenticatesElsewhereKeepsItsLoginWhileItsEntryStaysAsItWas() {
         // "*" in shadow and a password Kerberos or LDAP checks: locked as shadow sees it, all along.
-        let elsewhere = login(password: state(fingerprint: 7, locked: true))
-        #expect(WebPortal.passwordStillHolds(for: elsewhere, now: state(fingerprint: 7, locked: true), today: Self.today))
+        let elsewhere = login(password: state(fingerprint: 7))
+        #expect(WebPortal.passwordStillHolds(for: elsewhere, now: state(fingerprint: 7), today: Self.today))
     }
 
     @Test func aSingleSignOnLoginMindsOnlyTheAccountsExpiry() {
         let signedOn = login(singleSignOn: true, password: nil)
-        #expect(WebPortal.passwordStillHolds(for: signedOn, now: state(fingerprint: 9, locked: true), today: Self.today))
+        #expect(WebPortal.passwordStillHolds(for: signedOn, now: state(fingerprint: 9), today: Self.today))
         #expect(!WebPortal.passwordStillHolds(for: signedOn, now: state(expires: Self.today - 1), today: Self.today))
     }
 

@@ -118,10 +118,10 @@ ssize_t deskd_send_record(int sock, const void *buffer, size_t length, const int
 ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, int *nfds);
 
 /// What the shadow database (getspnam_r) says of an account's password, for deskd to end a
-/// portal login once it changes: the day of the last change (-1 unknown), the day the account
-/// expires (-1 never), whether the password is locked ("!" or "*" first), and a fingerprint of
-/// the stored hash (FNV-1a: it changes with the password, the same day too; the hash itself never
-/// leaves this call). Returns 0, or -1 when the account has no shadow entry (errno).
-int deskd_shadow_state(const char *name, long *last_change, long *expire, int *locked, unsigned long long *fingerprint);
+/// portal login once it changes: the day the account expires (-1 never), and a fingerprint of the
+/// stored hash (FNV-1a: it changes with a new password, the same day too, and with a lock, which
+/// puts "!" before the hash; the hash itself never leaves this call). Returns 0, or -1 when the
+/// account has no shadow entry (errno).
+int deskd_shadow_state(const char *name, long *expire, unsigned long long *fingerprint);
 
 #endif
