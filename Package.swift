@@ -155,8 +155,19 @@ let package = Package(
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
         // Every parser another party feeds, as a function of bytes: Fuzz/ drives them under libFuzzer,
         // and DeskCoreTests replays Tests/FuzzRegressions through them in every test run.
-        .target(name: "DeskFuzzTargets", dependencies: ["DeskCore", "DeskSessionProtocol"]),
-        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore", "DeskFuzzTargets"], exclude: ["TOMLCorpus"]),
+        .target(
+            name: "DeskFuzzTargets",
+            dependencies: [
+                "DeskCore", "DeskSessionProtocol", "DeskLinux", "DeskGateway", "CDeskShims",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"], exclude: ["TOMLCorpus"]),
+        // The seeds (Fuzz/Corpus) and every input that ever crashed a fuzz target
+        // (Tests/FuzzRegressions), through their targets in every test run.
+        .testTarget(name: "DeskFuzzTargetsTests", dependencies: ["DeskFuzzTargets", "TestSupport"]),
         // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
         .testTarget(
             name: "DeskDaemonTests",

@@ -197,6 +197,24 @@ void deskd_reap_pidfd(int pidfd) {
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+/* One datagram of a sock_diag dump: `visit` for each socket's message in it. 1 when the kernel
+   said the dump is done, 0 when more datagrams follow, -1 with errno for the kernel's error.
+   The kernel writes the messages, but what is in them (a Unix socket's name) is any user's. */
+static int deskd_sock_diag_walk(const struct nlmsghdr *datagram, int length, void (*visit)(const struct nlmsghdr *, void *), void *context) {
+    int remaining = length;
+    for (const struct nlmsghdr *h = datagram; NLMSG_OK(h, remaining); h = NLMSG_NEXT(h, remaining)) {
+        if (h->nlmsg_type == NLMSG_DONE) return 1;
+        if (h->nlmsg_type == NLMSG_ERROR) {
+            if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr))) { errno = EIO; return -1; }
+            const struct nlmsgerr *error = NLMSG_DATA(h);
+            errno = error->error ? -error->error : EIO;
+            return -1;
+        }
+        visit(h, context);
+    }
+    return 0;
+}
+
 /* One sock_diag dump: sends `request` (a netlink header and a family's request) and calls
    `visit` with each socket's message until the kernel says done. 0, or -1 with errno. */
 static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit)(const struct nlmsghdr *, void *), void *context) {
@@ -212,16 +230,12 @@ static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit
         ssize_t n = recv(fd, buffer, sizeof buffer, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) { close(fd); return -1; }
-        int remaining = (int)n;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buffer; NLMSG_OK(h, remaining); h = NLMSG_NEXT(h, remaining)) {
-            if (h->nlmsg_type == NLMSG_DONE) { close(fd); return 0; }
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                struct nlmsgerr *error = NLMSG_DATA(h);
-                close(fd);
-                errno = error->error ? -error->error : EIO;
-                return -1;
-            }
-            visit(h, context);
+        int walked = deskd_sock_diag_walk((const struct nlmsghdr *)buffer, (int)n, visit, context);
+        if (walked != 0) {
+            int saved = errno;
+            close(fd);
+            errno = saved;
+            return walked > 0 ? 0 : -1;
         }
     }
 }
@@ -245,6 +259,12 @@ static void deskd_visit_tcp(const struct nlmsghdr *h, void *context) {
         entry->uid = socket->idiag_uid;
     }
     output->count++;
+}
+
+int deskd_tcp_sockets_in(const void *datagram, int length, unsigned short port_low, unsigned short port_high,
+                         struct deskd_tcp_socket *out, int capacity) {
+    struct deskd_tcp_output output = { out, capacity, 0, port_low, port_high };
+    return deskd_sock_diag_walk(datagram, length, deskd_visit_tcp, &output) < 0 ? -1 : output.count;
 }
 
 int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, unsigned short port_high,
@@ -307,6 +327,12 @@ static void deskd_visit_unix(const struct nlmsghdr *h, void *context) {
     }
     if (output->count < output->capacity) output->out[output->count] = entry;
     output->count++;
+}
+
+int deskd_unix_sockets_in(const void *datagram, int length, const char *const *prefixes, int prefix_count,
+                          struct deskd_unix_socket *out, int capacity) {
+    struct deskd_unix_output output = { out, capacity, 0, prefixes, prefix_count };
+    return deskd_sock_diag_walk(datagram, length, deskd_visit_unix, &output) < 0 ? -1 : output.count;
 }
 
 int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,

@@ -24,7 +24,35 @@ public enum FuzzTargets {
         "toml": toml,
         "vnc-password-file": vncPasswordFile,
         "time-texts": timeTexts,
+        "gateway-http": gatewayHTTP,
+        "rfb-client-messages": rfbClientMessages,
+        "front-request": frontRequest,
+        "rfb-server": rfbServer,
+        "proc-text": procText,
+        "sock-diag": sockDiag,
+        "xauthority": xauthority,
     ]
+
+    /// `stream` cut where `plan` says, as a socket's reads might cut it: 0 keeps it whole;
+    /// otherwise pieces of 1 to `plan` bytes, their lengths drawn from a generator seeded by
+    /// `plan`, so the fuzzer chooses the cut by choosing the plan.
+    static func pieces(_ stream: ArraySlice<UInt8>, plan: UInt8) -> [ArraySlice<UInt8>] {
+        guard plan > 0 else { return [stream] }
+        var state = UInt32(plan) &* 2_654_435_761 | 1
+        var pieces: [ArraySlice<UInt8>] = []
+        var at = stream.startIndex
+        while at < stream.endIndex {
+            // xorshift32
+            state ^= state << 13
+            state ^= state >> 17
+            state ^= state << 5
+            let length = 1 + Int(state % UInt32(plan))
+            let end = min(at + length, stream.endIndex)
+            pieces.append(stream[at..<end])
+            at = end
+        }
+        return pieces
+    }
 
     /// Traps on a planted 4-byte value, so a fuzzer that sees no coverage fails its run instead
     /// of passing it (scripts/fuzz expects this one to crash within its budget).

@@ -127,7 +127,12 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     private func attachDesktop(fd: Int32, eventLoop: any EventLoop) {
         let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
         // The same event loop as the browser's channel, so the two sides call each other directly.
-        ClientBootstrap(group: eventLoop)
+        // Only NIO's own event loops take a socket (an adopted in-memory channel's do not).
+        guard let bootstrap = ClientBootstrap(validatingGroup: eventLoop) else {
+            Glibc.close(fd)
+            return desktopRefused("the browser's connection is on an event loop that cannot take the desktop's socket")
+        }
+        bootstrap
             .channelOption(.writeBufferWaterMark, value: Self.waterMark)
             // Xvnc writes whole framebuffer updates: read them in large pieces, fewer frames.
             .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 64 << 10, maximum: 256 << 10))

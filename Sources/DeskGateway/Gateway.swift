@@ -27,6 +27,8 @@ public final class Gateway: Sendable {
     private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
     private let addresses: SharedAddressQuota
     private let listening = Mutex<Listening>(.notYet([]))
+    /// What every connection shares.
+    private let environment: GatewayEnvironment
 
     private enum Listening {
         case notYet([CheckedContinuation<Int, any Error>])
@@ -47,6 +49,8 @@ public final class Gateway: Sendable {
         self.logger = logger
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
+        self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
+                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
     }
 
     /// The port the gateway listens on, once it does (the kernel's pick when configured with 0).
@@ -144,9 +148,7 @@ public final class Gateway: Sendable {
     }
 
     private func start(on place: Place, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
-        let environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                             files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
-        let server = try await bind(place, environment: environment, tls: tls)
+        let server = try await bind(place, tls: tls)
         let port = server.localAddress?.port ?? configuration.port
         logger.info("gateway listening", metadata: ["gateway.host": "\(configuration.host)", "gateway.port": "\(port)",
                                                     "gateway.tls": "\(configuration.isTLS)"])
@@ -189,7 +191,7 @@ public final class Gateway: Sendable {
         try TLSMaterial.read(for: configuration).map(makeTLSContext(from:))
     }
 
-    private func bind(_ place: Place, environment: GatewayEnvironment, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
+    private func bind(_ place: Place, tls: NIOSSLContext?) async throws(GatewayError) -> any Channel {
         do {
             let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 1024)
@@ -197,7 +199,7 @@ public final class Gateway: Sendable {
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try self.initialize(channel, environment: environment, tls: tls)
+                        try self.initialize(channel, tls: tls)
                     }
                 }
             switch place {
@@ -211,7 +213,19 @@ public final class Gateway: Sendable {
 
     // MARK: One connection
 
-    private func initialize(_ channel: any Channel, environment: GatewayEnvironment, tls: NIOSSLContext?) throws {
+    /// Serves one plain-HTTP connection that did not come through the gateway's listener: a
+    /// channel its caller made, such as the fuzzer's in-memory one (Sources/DeskFuzzTargets),
+    /// which then sees the pipeline a browser's connection gets (noVNC's files are read on its
+    /// own event loop). Call it on the channel's event loop; a desktop is reached through NIO's
+    /// sockets, so a channel on another kind of event loop gets its desktop refused.
+    public func adopt(_ channel: any Channel) throws {
+        var environment = environment
+        environment.readsFilesInline = true
+        try initialize(channel, environment: environment, tls: nil)
+    }
+
+    private func initialize(_ channel: any Channel, environment: GatewayEnvironment? = nil, tls: NIOSSLContext?) throws {
+        let environment = environment ?? self.environment
         // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
         // Only a trusted proxy's connections wait for their first request to be counted.
         guard let address = ConnectionAddress.accept(peer: channel.remoteAddress?.ipAddress, quota: addresses,

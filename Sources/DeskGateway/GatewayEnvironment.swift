@@ -10,6 +10,11 @@ struct GatewayEnvironment: Sendable {
     let metrics: GatewayMetrics
     let files: StaticFiles
     let registry: RelayRegistry
+    /// Read noVNC's files on the connection's own event loop: for an adopted, in-memory
+    /// connection (`Gateway.adopt`), which stalls no one else and whose caller then finds each
+    /// answer sent as soon as its request is read. Every socket's connection reads them off its
+    /// event loop, so a slow disk stalls no relay.
+    var readsFilesInline = false
 
     var limits: GatewayConfiguration.Limits { configuration.limits }
     var isTLS: Bool { configuration.isTLS }

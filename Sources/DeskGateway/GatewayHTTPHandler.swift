@@ -221,9 +221,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let context else { return }
         let files = environment.files, target = request.uri, allocator = context.channel.allocator
         // Files are read off the event loop: a slow disk must not stall every relay on it.
-        NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) {
-            files.read(target: target, allocator: allocator)
-        }.assumeIsolated().whenComplete { [self] result in
+        let read = environment.readsFilesInline
+            ? context.eventLoop.makeSucceededFuture(files.read(target: target, allocator: allocator))
+            : NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { files.read(target: target, allocator: allocator) }
+        read.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let file?):
                 respond(request, .ok, contentType: file.contentType, body: file.body)

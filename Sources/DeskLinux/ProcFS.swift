@@ -51,7 +51,7 @@ public enum ProcFS {
         /// The same from the file's bytes. Byte by byte, not through String: the census reads
         /// every session's Xvnc's stat each second, and String's index checks were most of
         /// deskd's idle time with 200 sessions.
-        init?(pid: pid_t, stat: [UInt8]) {
+        package init?(pid: pid_t, stat: [UInt8]) {
             // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.
             guard let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
             var fields: [ArraySlice<UInt8>] = []
@@ -100,11 +100,12 @@ public enum ProcFS {
         readText("/proc/meminfo").flatMap(memoryAvailableBytes(meminfo:))
     }
 
-    static func memoryAvailableBytes(meminfo: String) -> Int? {
+    package static func memoryAvailableBytes(meminfo: String) -> Int? {
         for line in meminfo.split(separator: "\n") where line.hasPrefix("MemAvailable:") {
             let fields = line.split(separator: " ")
             guard fields.count >= 2, let kibibytes = Int(fields[1]) else { return nil }
-            return kibibytes * 1024
+            let (bytes, overflow) = kibibytes.multipliedReportingOverflow(by: 1024)
+            return overflow ? nil : bytes
         }
         return nil
     }
@@ -115,10 +116,11 @@ public enum ProcFS {
         return residentBytes(statm: statm, pageSize: Int(sysconf(Int32(_SC_PAGESIZE))))
     }
 
-    static func residentBytes(statm: String, pageSize: Int) -> Int? {
+    package static func residentBytes(statm: String, pageSize: Int) -> Int? {
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-        return pages * pageSize
+        let (bytes, overflow) = pages.multipliedReportingOverflow(by: pageSize)
+        return overflow ? nil : bytes
     }
 
     /// Alive means not gone and not a zombie: a zombie holds nothing but its pid.
@@ -139,7 +141,7 @@ public enum ProcFS {
     }
 
     /// The uids on the `Uid:` line of the text of /proc/PID/status.
-    static func uids(status: String) -> [uid_t] {
+    package static func uids(status: String) -> [uid_t] {
         for line in status.split(separator: "\n") where line.hasPrefix("Uid:") {
             return line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { uid_t($0) }
         }
@@ -226,7 +228,7 @@ public enum ProcFS {
     }
 
     /// The rows of the text of /proc/net/tcp or tcp6 (its first line is the header).
-    static func tcpSockets(table text: String) -> [TCPSocket] {
+    package static func tcpSockets(table text: String) -> [TCPSocket] {
         text.split(separator: "\n").dropFirst().compactMap { line in
             let columns = line.split(separator: " ")
             guard columns.count > 9,
@@ -250,7 +252,7 @@ public enum ProcFS {
     }
 
     /// The same from the text of /proc/net/unix (its first line is the header).
-    static func listeningUnixSocketPaths(table text: String, prefixes: [String]) -> Set<String> {
+    package static func listeningUnixSocketPaths(table text: String, prefixes: [String]) -> Set<String> {
         var paths = Set<String>()
         for line in text.split(separator: "\n").dropFirst() {
             // Num RefCount Protocol Flags Type St Inode Path; flag 0x10000 is __SO_ACCEPTCON (listening).

@@ -59,6 +59,12 @@ public final class RFBClient {
         self.deadline = deadline
     }
 
+    /// Speaks RFB over `fd`, a socket already connected to a server its caller vouches for (one
+    /// end of a socket pair, in the fuzzer); the client closes it when it goes.
+    public convenience init(connectedSocket fd: Int32, timeout: Duration) {
+        self.init(fd: fd, deadline: ContinuousClock.now + timeout)
+    }
+
     deinit { close(fd) }
 
     // MARK: Connecting to the session's own Xvnc, and nothing else

@@ -14,6 +14,18 @@ import Testing
         #expect(cookie.hex == "000102030405060708090a0b0c0d0e0f")
     }
 
+    @Test func theFileReadsBackAsLibXauReadsIt() throws {
+        let cookie = XAuthority(cookie: Array(100..<116))
+        let entries = try #require(XAuthority.entries(in: cookie.fileContents(for: Display(7))))
+        #expect(entries == [cookie.entry(for: Display(7))])
+        #expect(entries.first?.family == 0xFFFF && entries.first?.number == Array("7".utf8))
+        // Two entries, as `xauth add` appends them; a file cut inside an entry is not one.
+        let two = XAuthority.fileContents(of: entries + entries)
+        #expect(XAuthority.entries(in: two)?.count == 2)
+        #expect(XAuthority.entries(in: Array(two.dropLast())) == nil)
+        #expect(XAuthority.entries(in: []) == [])
+    }
+
     @Test func cookiesAreFreshAndFull() {
         let cookies = (0..<64).map { _ in XAuthority.generate().cookie }
         #expect(Set(cookies).count == 64)

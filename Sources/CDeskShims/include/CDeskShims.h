@@ -99,6 +99,15 @@ struct deskd_unix_socket {
 int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int prefix_count,
                        struct deskd_unix_socket *out, int capacity);
 
+/// The same two readers over one datagram of a dump already received (`datagram` aligned as a
+/// netlink header is), for the fuzzer: the kernel writes these messages, but a Unix socket's
+/// name in them is whatever its user bound. The count of matching sockets, or -1 with errno
+/// when the datagram holds the kernel's error.
+int deskd_tcp_sockets_in(const void *datagram, int length, unsigned short port_low, unsigned short port_high,
+                         struct deskd_tcp_socket *out, int capacity);
+int deskd_unix_sockets_in(const void *datagram, int length, const char *const *prefixes, int prefix_count,
+                          struct deskd_unix_socket *out, int capacity);
+
 /// prctl(PR_SET_CHILD_SUBREAPER): a session's orphans become this process's children, so it
 /// knows when the last of them has ended and can end them (deskd-session, deskd-job).
 /// (prctl is variadic: Swift cannot call it.)

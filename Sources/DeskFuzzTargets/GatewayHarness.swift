@@ -1,0 +1,227 @@
+import DeskCore
+import DeskGateway
+import Dispatch
+import Glibc
+import Logging
+import NIOCore
+import NIOEmbedded
+import Synchronization
+
+/// One browser connection to the gateway, in memory: the gateway's own pipeline (NIO's HTTP/1
+/// decoder, the WebSocket upgrader and frame decoder, the routes, the portal's API, noVNC's
+/// files) on an NIOAsyncTestingChannel, fed bytes as a browser would send them.
+///
+/// deskd's side is `Authority`, which answers at once and keeps to a few fixed rules, so what
+/// the gateway does with an input is the same on every run. The desktop is never reached (a
+/// relay needs NIO's sockets): a granted WebSocket gets the desktop's refusal in RFB, after the
+/// gateway has read the browser's frames up to that point.
+final class GatewayHarness: Sendable {
+    static let shared = GatewayHarness()
+
+    /// The address a connection comes from: the trusted proxy (single sign-on is believed) or
+    /// anyone else (a request naming a user is forged).
+    static let proxy = "127.0.0.1", stranger = "127.0.0.2"
+    static let singleSignOnHeader = "X-Remote-User"
+    /// What noVNC's directory must never let out: a file beside it.
+    static let secret = "deskd-fuzz: this file is outside the gateway's directory"
+
+    let gateway: Gateway
+    let authority = Authority()
+    let files: String
+
+    private init() {
+        var template = Array("/tmp/deskd-fuzz-novnc.XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "the gateway harness could not make its directory")
+        let root = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        files = root + "/novnc"
+        mkdir(files, 0o755)
+        Self.write(files + "/vnc.html", "<!doctype html><title>noVNC</title>")
+        Self.write(files + "/app.js", "export const app = 1;")
+        Self.write(root + "/secret.html", Self.secret)
+        symlink(root + "/secret.html", files + "/link.html")
+        let configuration = GatewayConfiguration(port: 8080, novncDirectory: files, trustedProxies: [Self.proxy], singleSignOnHeader: Self.singleSignOnHeader)
+        gateway = Gateway(configuration: configuration, authority: authority, portal: authority,
+                          logger: Logger(label: "deskd-fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    private static func write(_ path: String, _ text: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        precondition(fd >= 0, "the gateway harness could not write \(path)")
+        _ = text.utf8CString.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress, $0.count - 1) }
+        close(fd)
+    }
+
+    /// Feeds `stream` to one new connection from `peer`, in `pieces`, and returns what the
+    /// gateway sent back. It blocks its thread until then (libFuzzer calls a target on its own
+    /// thread): a caller on Swift's cooperative pool must have a thread of its own to spare, as
+    /// the connection's work and deskd's answers need the pool.
+    func serve(_ pieces: [ArraySlice<UInt8>], from peer: String) -> [UInt8] {
+        let done = DispatchSemaphore(value: 0)
+        let sent = Mutex<[UInt8]>([])
+        Task.detached {
+            let answer = await self.connection(pieces, from: peer)
+            sent.withLock { $0 = answer }
+            done.signal()
+        }
+        done.wait()
+        return sent.withLock { $0 }
+    }
+
+    private func connection(_ pieces: [ArraySlice<UInt8>], from peer: String) async -> [UInt8] {
+        let channel = NIOAsyncTestingChannel()
+        var sent: [UInt8] = []
+        do {
+            try await channel.connect(to: SocketAddress(ipAddress: peer, port: 50_000))
+            try await channel.testingEventLoop.executeInContext { try self.gateway.adopt(channel) }
+            for piece in pieces {
+                guard channel.isActive else { break }
+                _ = try? await channel.writeInbound(channel.allocator.buffer(bytes: piece))
+                await settle(channel, into: &sent)
+            }
+            // Every deadline the connection set (a request dribbled, a handshake not finished).
+            await channel.testingEventLoop.advanceTime(by: .hours(2))
+            await settle(channel, into: &sent)
+        } catch {
+            // A refusal the pipeline raised (a malformed request, a frame too large): answered already.
+        }
+        _ = try? await channel.close()
+        await settle(channel, into: &sent)
+        return sent
+    }
+
+    /// Runs what the connection has to do until deskd's answers (which come back from other
+    /// threads) are in and nothing more is sent. An answer of deskd's shows as bytes sent, so
+    /// one given since the last bytes is waited for a while (10 ms at most: a few answers send
+    /// nothing, such as a refusal after the connection closed).
+    private func settle(_ channel: NIOAsyncTestingChannel, into sent: inout [UInt8]) async {
+        var quiet = 0, rounds = 0, owedRounds = 0
+        var answeredBySent = authority.answered
+        while quiet < 3 && rounds < 2_000 {
+            rounds += 1
+            let answered = authority.answered
+            await channel.testingEventLoop.run()
+            var more = false
+            while let buffer = try? await channel.readOutbound(as: ByteBuffer.self) {
+                sent += buffer.readableBytesView
+                more = true
+            }
+            if more {
+                answeredBySent = answered
+                quiet = 0
+            } else if authority.busy || (authority.answered > answeredBySent && owedRounds < 200) {
+                owedRounds += 1
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+            usleep(more ? 0 : 50)
+        }
+    }
+}
+
+/// deskd, as the harness plays it: a token "t…" trades for the cookie "c…" (view-only when it
+/// ends in "v"); a token "n…" is a link for named viewers, which opens only for a browser
+/// logged in to the portal as alice; a cookie "c…" is redeemed once per connection. A portal
+/// login with the password "right" succeeds (as the user named), "ask" asks a question first;
+/// a portal cookie "p-USER" is USER's login, whose CSRF token is "csrf-USER".
+final class Authority: GatewayAuthority, PortalAuthority {
+    private let calls = Atomic<Int>(0)
+    private let answers = Atomic<Int>(0)
+    private let relays = Atomic<UInt64>(0)
+
+    /// A call of the gateway's is being answered.
+    var busy: Bool { calls.load(ordering: .acquiring) > 0 }
+    /// How many calls have been answered.
+    var answered: Int { answers.load(ordering: .acquiring) }
+
+    private func answering<T>(_ body: () -> T) -> T {
+        calls.add(1, ordering: .acquiringAndReleasing)
+        defer {
+            answers.add(1, ordering: .acquiringAndReleasing)
+            calls.subtract(1, ordering: .acquiringAndReleasing)
+        }
+        return body()
+    }
+
+    static func identity(of cookie: String) -> WebIdentity? {
+        guard cookie.hasPrefix("p-"), cookie.count > 2 else { return nil }
+        let user = String(cookie.dropFirst(2))
+        return WebIdentity(user: user, uid: user == "root" ? 0 : 1000, isAdmin: user == "root", csrf: "csrf-" + user, idleSeconds: 900, lifetimeSeconds: 3600)
+    }
+
+    // MARK: Links and relays
+
+    func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
+        answering { token.hasPrefix("t") ? ("c" + token.dropFirst(), token.hasSuffix("v")) : nil }
+    }
+
+    func exchange(token: String, portalCookie: String?) async -> LinkExchange {
+        answering {
+            if token.hasPrefix("n") {
+                return portalCookie == "p-alice" ? .granted(cookie: "c" + token.dropFirst(), viewOnly: true) : .forNamedViewers
+            }
+            return token.hasPrefix("t") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: token.hasSuffix("v")) : .refused
+        }
+    }
+
+    func redeem(cookie: String) async -> GatewayGrant? {
+        answering {
+            guard cookie.hasPrefix("c") else { return nil }
+            return GatewayGrant(sessionID: "fuzz", viewOnly: cookie.hasSuffix("v"), relay: relays.add(1, ordering: .relaxed).newValue)
+        }
+    }
+
+    func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal> {
+        answering { .failure(DesktopRefusal("the fuzzer has no desktop")) }
+    }
+
+    // MARK: The portal
+
+    func login(user: String, password: String, address: String) async -> LoginStep? {
+        answering {
+            switch password {
+            case "right": Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } ?? .refused(message: "No such account.")
+            case "ask": .question(attempt: "a-" + user, text: "One-time code:", echo: false, messages: ["Your code was sent."])
+            default: .refused(message: "The name or the password is wrong.")
+            }
+        }
+    }
+
+    func answer(attempt: String, text: String, address: String) async -> LoginStep? {
+        answering {
+            guard attempt.hasPrefix("a-"), text == "123456", let identity = Self.identity(of: "p-" + attempt.dropFirst(2)) else {
+                return .refused(message: "The code is wrong.")
+            }
+            return .loggedIn(cookie: "p-" + identity.user, identity: identity)
+        }
+    }
+
+    func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep? {
+        answering { Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } }
+    }
+
+    func identify(cookie: String, touch: Bool) async -> WebIdentity? {
+        answering { Self.identity(of: cookie) }
+    }
+
+    func logout(cookie: String) async {}
+
+    /// A first watch is answered with the count now; a later one as if deskd had gone, which ends the stream.
+    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)? {
+        answering {
+            guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else { return (nil, false) }
+            return after == nil ? (1, true) : nil
+        }
+    }
+
+    func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)? {
+        answering {
+            guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else {
+                return (401, #"{"error":{"code":"not-logged-in","message":"Log in first."}}"#)
+            }
+            guard csrf == identity.csrf else { return (403, #"{"error":{"code":"permission-denied","message":"The page is stale."}}"#) }
+            return (200, #"{"ok":true}"#)
+        }
+    }
+}
