@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // HMAC-SHA256 for the cluster hop (DeskCluster): deskd and a desktop's job prove to each other they hold the session's key.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Property-based tests (DeskCoreTests only): generated inputs, shrunk on failure, with the seed to replay.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
@@ -156,7 +158,11 @@ let package = Package(
         // Every parser another party feeds, as a function of bytes: Fuzz/ drives them under libFuzzer,
         // and DeskCoreTests replays Tests/FuzzRegressions through them in every test run.
         .target(name: "DeskFuzzTargets", dependencies: ["DeskCore", "DeskSessionProtocol"]),
-        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore", "DeskFuzzTargets"], exclude: ["TOMLCorpus"]),
+        .testTarget(
+            name: "DeskCoreTests",
+            dependencies: ["DeskCore", "DeskFuzzTargets", .product(name: "PropertyBased", package: "swift-property-based")],
+            exclude: ["TOMLCorpus"]
+        ),
         // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
         .testTarget(
             name: "DeskDaemonTests",
