@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // HMAC-SHA256 for the cluster hop (DeskCluster): deskd and a desktop's job prove to each other they hold the session's key.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Property-based tests (DeskCoreTests only): generated inputs, shrunk on failure, with the seed to replay.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Pure domain logic: no Glibc, no NIO. Everything here is unit-tested without root.
@@ -164,7 +166,12 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "DeskCoreTests", dependencies: ["DeskCore"], exclude: ["TOMLCorpus"]),
+        // The core's invariants as properties too (swift-property-based: shrinking, and a seed to replay a failure).
+        .testTarget(
+            name: "DeskCoreTests",
+            dependencies: ["DeskCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            exclude: ["TOMLCorpus"]
+        ),
         // The seeds (Fuzz/Corpus) and every input that ever crashed a fuzz target
         // (Tests/FuzzRegressions), through their targets in every test run.
         .testTarget(name: "DeskFuzzTargetsTests", dependencies: ["DeskFuzzTargets", "TestSupport"]),

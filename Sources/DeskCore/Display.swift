@@ -17,7 +17,7 @@ public struct Display: Hashable, Comparable, Codable, Sendable, CustomStringConv
     /// Parses `:3` or `3`; refuses anything outside `range` with a sentence that names it.
     public init(parsing text: String, range: ClosedRange<Int> = Display.supportedRange) throws(DeskError) {
         let digits = text.hasPrefix(":") ? String(text.dropFirst()) : text
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let n = Int(digits) else {
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(digits) else {
             throw DeskError(.invalidDisplay, "'\(text)' is not a display; write it as :N, for example :3.")
         }
         try self.init(checking: n, range: range)

@@ -13,7 +13,7 @@ public struct Geometry: Hashable, Codable, Sendable, CustomStringConvertible {
 
     public init(parsing text: String) throws(DeskError) {
         let parts = text.split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) }),
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
               let w = Int(parts[0]), let h = Int(parts[1])
         else {
             throw DeskError(.invalidGeometry, "'\(text)' is not a geometry; write it as WIDTHxHEIGHT, for example 1920x1080.")

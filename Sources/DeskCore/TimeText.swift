@@ -26,7 +26,8 @@ enum TimeText {
         guard civil.isValid else { return nil }
         if scanner.atEnd { return (civil, nil) }
         _ = scanner.skip(" ")
-        if (scanner.skip("Z") || scanner.skip("z")) && scanner.atEnd { return (civil, 0) }
+        // Z ends the text: a zone after it ("Z+05:00") is no time at all, not that zone.
+        if scanner.skip("Z") || scanner.skip("z") { return scanner.atEnd ? (civil, 0) : nil }
         let sign = scanner.skip("+") ? 1 : scanner.skip("-") ? -1 : 0
         guard sign != 0, let hours = scanner.digits(2), hours <= 23 else { return nil }
         var minutes = 0
