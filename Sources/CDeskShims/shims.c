@@ -207,7 +207,8 @@ static int deskd_sock_diag_walk(const struct nlmsghdr *datagram, int length, voi
         if (h->nlmsg_type == NLMSG_ERROR) {
             if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr))) { errno = EIO; return -1; }
             const struct nlmsgerr *error = NLMSG_DATA(h);
-            errno = error->error ? -error->error : EIO;
+            /* The kernel's error is a negative errno; anything else is no errno to pass on. */
+            errno = error->error < 0 && error->error > -4096 ? -error->error : EIO;
             return -1;
         }
         visit(h, context);
@@ -305,6 +306,8 @@ static void deskd_visit_unix(const struct nlmsghdr *h, void *context) {
         if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int)) {
             memcpy(&entry.peer, RTA_DATA(attribute), sizeof(unsigned int));
         } else if (attribute->rta_type == UNIX_DIAG_NAME) {
+            /* A second name replaces the first whole: no byte of it may follow the new one. */
+            memset(entry.name, 0, sizeof entry.name);
             size_t size = RTA_PAYLOAD(attribute);
             if (size > sizeof entry.name - 1) size = sizeof entry.name - 1;
             memcpy(entry.name, RTA_DATA(attribute), size);

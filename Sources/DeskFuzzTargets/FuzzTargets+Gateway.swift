@@ -7,12 +7,30 @@ extension FuzzTargets {
     /// One browser connection, as the gateway's pipeline reads it (HTTP requests, the portal's
     /// API and cookies, link tokens, the WebSocket upgrade and frames): the first byte plans
     /// where the rest is cut (`pieces`), and its top bit says whether the connection comes from
-    /// the trusted proxy. Whatever is asked, noVNC's directory lets nothing else out.
+    /// the trusted proxy. It is also cut after every request's head, as a browser waits for an
+    /// answer (noVNC speaks RFB only once the gateway has greeted it). Whatever is asked, noVNC's
+    /// directory lets nothing else out.
     static let gatewayHTTP: Target = { bytes in
         guard let plan = bytes.first else { return }
         let peer = plan & 0x80 != 0 ? GatewayHarness.proxy : GatewayHarness.stranger
-        let sent = GatewayHarness.shared.serve(pieces(bytes.dropFirst(), plan: plan & 0x7F), from: peer)
-        precondition(!sent.contains(Array(GatewayHarness.secret.utf8)), "the gateway served a file from outside noVNC's directory")
+        let sent = GatewayHarness.shared.serve(afterHeads(bytes.dropFirst()).flatMap { pieces($0, plan: plan & 0x7F) }, from: peer)
+        precondition(!sent.contains(GatewayHarness.secret), "the gateway served a file from outside noVNC's directory")
+    }
+
+    /// `stream` cut after each blank line that ends a request's head.
+    static func afterHeads(_ stream: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        var segments: [ArraySlice<UInt8>] = [], start = stream.startIndex, at = stream.startIndex
+        while at + 3 < stream.endIndex {
+            if stream[at] == 0x0D, stream[at + 1] == 0x0A, stream[at + 2] == 0x0D, stream[at + 3] == 0x0A {
+                segments.append(stream[start..<(at + 4)])
+                start = at + 4
+                at = start
+            } else {
+                at += 1
+            }
+        }
+        if start < stream.endIndex { segments.append(stream[start...]) }
+        return segments
     }
 
     /// A browser's RFB through the gateway (BrowserStream: the version, the security type, then
@@ -39,6 +57,59 @@ extension FuzzTargets {
         }
         precondition(Array(output.readableBytesView) == whole.passed, "what the filter passed, it changes when passed again")
         precondition(again.droppedMessages == 0, "the filter passed a message its policy drops")
+        // And as Xvnc reads it, measured apart from the filter: nothing the policy drops.
+        for type in XvncReader.messageTypes(whole.passed) {
+            if policy.viewOnly {
+                precondition(![4, 5, 6, 250, 251, 255].contains(type), "Xvnc would read a view-only browser's message of type \(type)")
+            } else if !policy.clipboardFromBrowser {
+                precondition(type != 6, "Xvnc would read the browser's clipboard, which the policy keeps out")
+            }
+        }
+    }
+
+    /// The client messages after ClientInit as TigerVNC's SMsgReader measures them (RFC 6143
+    /// §7.5 and the extensions noVNC speaks; a PointerEvent is 7 bytes with the mask's bit 7 set
+    /// once the latest SetEncodings listed ExtendedMouseButtons, -316), written apart from the
+    /// gateway's filter so that a length the two disagree on shows.
+    enum XvncReader {
+        /// The types of the whole messages in `stream` (ClientInit first), in order; a type Xvnc
+        /// does not know ends the walk, as it would end Xvnc's connection.
+        static func messageTypes(_ stream: [UInt8]) -> [UInt8] {
+            var types: [UInt8] = [], at = 1, extendedPointer = false
+            func u16(_ offset: Int) -> Int? { at + offset + 1 < stream.count ? Int(stream[at + offset]) << 8 | Int(stream[at + offset + 1]) : nil }
+            func u32(_ offset: Int) -> UInt32? {
+                guard at + offset + 3 < stream.count else { return nil }
+                return stream[(at + offset)...(at + offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            }
+            while at < stream.count {
+                let type = stream[at]
+                let length: Int?
+                switch type {
+                case 0: length = 20
+                case 2:
+                    length = u16(2).map { 4 + 4 * $0 }
+                    if let length, at + length <= stream.count {
+                        extendedPointer = stride(from: at + 4, to: at + length, by: 4).contains { offset in
+                            Int32(bitPattern: stream[offset...(offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) == -316
+                        }
+                    }
+                case 3: length = 10
+                case 4: length = 8
+                case 5: length = extendedPointer && at + 1 < stream.count && stream[at + 1] & 0x80 != 0 ? 7 : 6
+                case 6: length = u32(4).map { 8 + Int(Int32(bitPattern: $0).magnitude) }
+                case 150: length = 10
+                case 248: length = at + 8 < stream.count ? 9 + Int(stream[at + 8]) : nil
+                case 250: length = 4
+                case 251: length = at + 6 < stream.count ? 8 + 16 * Int(stream[at + 6]) : nil
+                case 255: length = 12
+                default: return types
+                }
+                guard let length, at + length <= stream.count else { return types }   // the rest is still on its way
+                types.append(type)
+                at += length
+            }
+            return types
+        }
     }
 
     static let maxClipboardBytes = 4096

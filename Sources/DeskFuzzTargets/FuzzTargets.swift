@@ -35,7 +35,8 @@ public enum FuzzTargets {
 
     /// `stream` cut where `plan` says, as a socket's reads might cut it: 0 keeps it whole;
     /// otherwise pieces of 1 to `plan` bytes, their lengths drawn from a generator seeded by
-    /// `plan`, so the fuzzer chooses the cut by choosing the plan.
+    /// `plan`, so the fuzzer chooses the cut by choosing the plan. Never more than 64 pieces (a
+    /// long input is cut into longer ones), so a whole connection per piece stays affordable.
     static func pieces(_ stream: ArraySlice<UInt8>, plan: UInt8) -> [ArraySlice<UInt8>] {
         guard plan > 0 else { return [stream] }
         var state = UInt32(plan) &* 2_654_435_761 | 1
@@ -46,7 +47,7 @@ public enum FuzzTargets {
             state ^= state << 13
             state ^= state >> 17
             state ^= state << 5
-            let length = 1 + Int(state % UInt32(plan))
+            let length = max(1 + Int(state % UInt32(plan)), stream.count / 64)
             let end = min(at + length, stream.endIndex)
             pieces.append(stream[at..<end])
             at = end

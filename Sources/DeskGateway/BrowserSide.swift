@@ -106,10 +106,9 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     private func connectToDesktop(_ context: ChannelHandlerContext) {
         let grant = grant, authority = environment.authority
         let eventLoop = context.eventLoop
-        let opened = eventLoop.makePromise(of: Result<Int32, DesktopRefusal>.self)
-        opened.completeWithTask { await authority.openDesktop(grant) }
+        let opened = environment.ask(on: eventLoop) { await authority.openDesktop(grant) }
         let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
-        opened.futureResult.assumeIsolated().whenSuccess { result in
+        opened.assumeIsolated().whenSuccess { result in
             let handler = loopBound.value
             switch result {
             case .failure(let refusal):

@@ -29,6 +29,7 @@ public final class Gateway: Sendable {
     private let listening = Mutex<Listening>(.notYet([]))
     /// What every connection shares.
     private let environment: GatewayEnvironment
+    private let questions = QuestionsInFlight()
 
     private enum Listening {
         case notYet([CheckedContinuation<Int, any Error>])
@@ -50,7 +51,7 @@ public final class Gateway: Sendable {
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry)
+                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry, questions: questions)
     }
 
     /// The port the gateway listens on, once it does (the kernel's pick when configured with 0).
@@ -218,11 +219,15 @@ public final class Gateway: Sendable {
     /// which then sees the pipeline a browser's connection gets (noVNC's files are read on its
     /// own event loop). Call it on the channel's event loop; a desktop is reached through NIO's
     /// sockets, so a channel on another kind of event loop gets its desktop refused.
-    public func adopt(_ channel: any Channel) throws {
+    package func adopt(_ channel: any Channel) throws {
         var environment = environment
         environment.readsFilesInline = true
         try initialize(channel, environment: environment, tls: nil)
     }
+
+    /// deskd's answers the gateway still waits for: when an adopted connection has nothing left
+    /// to do but what its caller sends (with the event loop's own work run).
+    package var questionsInFlight: Int { questions.now }
 
     private func initialize(_ channel: any Channel, environment: GatewayEnvironment? = nil, tls: NIOSSLContext?) throws {
         let environment = environment ?? self.environment
@@ -313,8 +318,7 @@ public final class Gateway: Sendable {
         }
         let authority = environment.authority
         let offered = head.headers[canonicalForm: "Sec-WebSocket-Protocol"].map { $0.lowercased() }
-        let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
-        promise.completeWithTask {
+        return environment.ask(on: channel.eventLoop) { () async -> HTTPHeaders? in
             guard let grant = await authority.redeem(cookie: cookie) else {
                 notes.record(.refused(.cookie, OpenPage.refusedSentence))
                 return nil
@@ -333,7 +337,6 @@ public final class Gateway: Sendable {
             headers.add(name: "Set-Cookie", value: "\(RequestChecks.cookieName)=; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=0")
             return headers
         }
-        return promise.futureResult
     }
 }
 

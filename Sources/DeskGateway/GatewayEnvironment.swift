@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import Synchronization
 
 /// What every connection of one gateway shares.
 struct GatewayEnvironment: Sendable {
@@ -15,7 +17,31 @@ struct GatewayEnvironment: Sendable {
     /// answer sent as soon as its request is read. Every socket's connection reads them off its
     /// event loop, so a slow disk stalls no relay.
     var readsFilesInline = false
+    /// deskd's answers still to come back, on every connection of this gateway.
+    let questions: QuestionsInFlight
 
     var limits: GatewayConfiguration.Limits { configuration.limits }
     var isTLS: Bool { configuration.isTLS }
+
+    /// Asks deskd (its authority or its portal) from `eventLoop`, where the answer comes back;
+    /// counted while it is out, so an adopted connection's caller knows when all are in.
+    func ask<T: Sendable>(on eventLoop: any EventLoop, _ question: @escaping @Sendable () async -> T) -> EventLoopFuture<T> {
+        let questions = questions
+        questions.asked()
+        let promise = eventLoop.makePromise(of: T.self)
+        promise.completeWithTask(question)
+        // First among the future's callbacks: the one that acts on the answer runs right after,
+        // in the same turn of the event loop.
+        return promise.futureResult.always { _ in questions.answered() }
+    }
+}
+
+/// How many of deskd's answers a gateway waits for (`GatewayEnvironment.ask`, and a portal
+/// page's stream of live updates while it runs).
+final class QuestionsInFlight: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func asked() { count.add(1, ordering: .relaxed) }
+    func answered() { count.subtract(1, ordering: .releasing) }
+    var now: Int { count.load(ordering: .acquiring) }
 }

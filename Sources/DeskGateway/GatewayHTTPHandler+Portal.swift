@@ -112,16 +112,18 @@ extension GatewayHTTPHandler {
         guard let context else { return }
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let channel = context.channel
-        let promise = context.eventLoop.makePromise(of: UInt64?.self)
-        promise.completeWithTask {
+        let questions = environment.questions
+        environment.ask(on: context.eventLoop) { () async -> UInt64? in
             guard let (now, loggedIn) = await portal.watch(cookie: cookie, after: nil, signedOn: signedOn), loggedIn else { return nil }
             return now ?? 0
-        }
-        promise.futureResult.assumeIsolated().whenSuccess { first in
+        }.assumeIsolated().whenSuccess { first in
             let handler = loopBound.value
             guard let first else { return handler.answer(request, .unauthorized, Self.loggedOut) }
             handler.startStream(request)
+            // The stream waits on deskd for as long as it runs.
+            questions.asked()
             let stream = Task {
+                defer { questions.answered() }
                 var seen = first
                 while channel.isActive, !Task.isCancelled {
                     let asked = ContinuousClock.now
@@ -180,9 +182,7 @@ extension GatewayHTTPHandler {
     /// Answers once deskd has (or with 503 when it could not be asked).
     private func later(_ request: HTTPRequestHead, _ work: @escaping @Sendable () async -> (HTTPResponseStatus, String, String?)?) {
         guard let context else { return }
-        let promise = context.eventLoop.makePromise(of: (HTTPResponseStatus, String, String?)?.self)
-        promise.completeWithTask { await work() }
-        promise.futureResult.assumeIsolated().whenSuccess { [self] result in
+        environment.ask(on: context.eventLoop) { await work() }.assumeIsolated().whenSuccess { [self] result in
             guard let (status, body, cookie) = result else {
                 return answer(request, .serviceUnavailable, GatewayRefusal(.internalError, "deskd did not answer; try again in a moment.").json)
             }

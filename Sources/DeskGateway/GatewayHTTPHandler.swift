@@ -173,9 +173,8 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let authority = environment.authority
         // A browser logged in to the portal says so: a link for named accounts opens only for them.
         let portalCookie = environment.portal == nil ? nil : RequestChecks.cookie(Self.portalCookie, in: request.headers)
-        let promise = context.eventLoop.makePromise(of: LinkExchange.self)
-        promise.completeWithTask { await authority.exchange(token: token, portalCookie: portalCookie) }
-        promise.futureResult.assumeIsolated().whenSuccess { [self] exchanged in
+        environment.ask(on: context.eventLoop) { await authority.exchange(token: token, portalCookie: portalCookie) }
+            .assumeIsolated().whenSuccess { [self] exchanged in
             if exchanged == .forNamedViewers {
                 environment.metrics.refused(.token)
                 environment.logger.info("link refused", metadata: ["reason": "for named accounts, and this browser is logged in as none of them"])

@@ -60,8 +60,9 @@ public final class RFBClient {
     }
 
     /// Speaks RFB over `fd`, a socket already connected to a server its caller vouches for (one
-    /// end of a socket pair, in the fuzzer); the client closes it when it goes.
-    public convenience init(connectedSocket fd: Int32, timeout: Duration) {
+    /// end of a socket pair, in the fuzzer): no peer is checked, so deskd itself never uses it.
+    /// The client closes the socket when it goes.
+    package convenience init(connectedSocket fd: Int32, timeout: Duration) {
         self.init(fd: fd, deadline: ContinuousClock.now + timeout)
     }
 
