@@ -116,7 +116,9 @@ import Testing
                                  socket: "/tmp/.X11-unix/X5")
 
     /// True as soon as `condition` holds, false if it does not within `limit`.
-    static func eventually(within limit: Duration = .seconds(5), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    /// Generous, as a shared machine under load may stall a test for seconds; a condition that
+    /// holds returns at once.
+    static func eventually(within limit: Duration = .seconds(30), _ condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
@@ -333,7 +335,7 @@ import Testing
     }
 
     @Test func aReadyReportEndsTheStartsWaitAtOnce() async throws {
-        let desk = try Desk { $0.slurm.startWait = .seconds(10) }
+        let desk = try Desk { $0.slurm.startWait = .seconds(120) }
         defer { desk.remove() }
         let began = ContinuousClock.now
         let start = Task { try await desk.start(Self.alice) }
@@ -342,7 +344,8 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))   // the start is waiting by now
         await managed.jobReported(Self.ready)
         let session = try await start.value
-        #expect(ContinuousClock.now - began < .seconds(5))
+        // Well before the start's own wait ran out: the report, or the kill, ended it.
+        #expect(ContinuousClock.now - began < .seconds(60))
         #expect(session.state == .ready && session.rfbSocket == "/tmp/.X11-unix/X5" && session.password != nil)
     }
 
@@ -636,7 +639,7 @@ import Testing
     }
 
     @Test func aKillWhileTheStartWaitsForTheJobAnswersTheStartAsKilled() async throws {
-        let desk = try Desk { $0.slurm.startWait = .seconds(10) }
+        let desk = try Desk { $0.slurm.startWait = .seconds(120) }
         defer { desk.remove() }
         let began = ContinuousClock.now
         let start = Task { try await desk.start(Self.alice) }
@@ -647,12 +650,13 @@ import Testing
             (error as? DeskError)?.code == .noSuchSession
                 && (error as? DeskError)?.message == "the desktop on :1 was killed while it started; start another if you still need one."
         }
-        #expect(ContinuousClock.now - began < .seconds(5))
+        // Well before the start's own wait ran out: the report, or the kill, ended it.
+        #expect(ContinuousClock.now - began < .seconds(60))
         #expect(desk.scheduler.cancels == [.init(jobID: "4242", user: "alice")])
     }
 
     @Test func aJobThatFailsWhileTheStartWaitsGivesTheStartItsWords() async throws {
-        let desk = try Desk { $0.slurm.startWait = .seconds(10) }
+        let desk = try Desk { $0.slurm.startWait = .seconds(120) }
         defer { desk.remove() }
         let start = Task { try await desk.start(Self.alice) }
         #expect(await Self.eventually { await desk.service.registry.session(on: Display(1))?.record.session.slurm != nil })
