@@ -97,8 +97,10 @@ import Testing
         let directory = "/tmp/deskd-stdio-\(getpid())"
         mkdir(directory, 0o700)
         defer { unlink(directory + "/helper"); rmdir(directory) }
-        // A stand-in for deskd-session that says, as its start reply, what its fds 0-2 are.
-        let script = "#!/bin/sh\necho \"failed $(/usr/bin/readlink /proc/self/fd/0) $(/usr/bin/readlink /proc/self/fd/1) $(/usr/bin/readlink /proc/self/fd/2)\"\n"
+        // A stand-in for deskd-session that says, as its start reply, what its fds 0-2 are. It
+        // waits for the spec's first byte (its one write is then done): a helper gone before
+        // deskd wrote it would fail the start with a broken pipe, as a loaded CI machine showed.
+        let script = "#!/bin/sh\n/usr/bin/head -c 1 >/dev/null\necho \"failed $(/usr/bin/readlink /proc/self/fd/0) $(/usr/bin/readlink /proc/self/fd/1) $(/usr/bin/readlink /proc/self/fd/2)\"\n"
         let fd = open(directory + "/helper", O_WRONLY | O_CREAT | O_EXCL, 0o700)
         try #require(fd >= 0)
         _ = script.withCString { write(fd, $0, strlen($0)) }
