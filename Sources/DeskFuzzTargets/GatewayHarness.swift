@@ -136,10 +136,6 @@ final class GatewayHarness: Sendable {
 final class Authority: GatewayAuthority, PortalAuthority {
     private let relays = Atomic<UInt64>(0)
 
-    private func answering<T>(_ body: () -> T) -> T {
-        body()
-    }
-
     static func identity(of cookie: String) -> WebIdentity? {
         guard cookie.hasPrefix("p-"), cookie.count > 2 else { return nil }
         let user = String(cookie.dropFirst(2))
@@ -149,75 +145,63 @@ final class Authority: GatewayAuthority, PortalAuthority {
     // MARK: Links and relays
 
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
-        answering { token.hasPrefix("t") ? ("c" + token.dropFirst(), token.hasSuffix("v")) : nil }
+        token.hasPrefix("t") ? ("c" + token.dropFirst(), token.hasSuffix("v")) : nil
     }
 
     func exchange(token: String, portalCookie: String?) async -> LinkExchange {
-        answering {
-            if token.hasPrefix("n") {
-                return portalCookie == "p-alice" ? .granted(cookie: "c" + token.dropFirst(), viewOnly: true) : .forNamedViewers
-            }
-            return token.hasPrefix("t") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: token.hasSuffix("v")) : .refused
+        if token.hasPrefix("n") {
+            return portalCookie == "p-alice" ? .granted(cookie: "c" + token.dropFirst(), viewOnly: true) : .forNamedViewers
         }
+        return token.hasPrefix("t") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: token.hasSuffix("v")) : .refused
     }
 
     func redeem(cookie: String) async -> GatewayGrant? {
-        answering {
-            guard cookie.hasPrefix("c") else { return nil }
-            return GatewayGrant(sessionID: "fuzz", viewOnly: cookie.hasSuffix("v"), relay: relays.add(1, ordering: .relaxed).newValue)
-        }
+        guard cookie.hasPrefix("c") else { return nil }
+        return GatewayGrant(sessionID: "fuzz", viewOnly: cookie.hasSuffix("v"), relay: relays.add(1, ordering: .relaxed).newValue)
     }
 
     func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal> {
-        answering { .failure(DesktopRefusal("the fuzzer has no desktop")) }
+        .failure(DesktopRefusal("the fuzzer has no desktop"))
     }
 
     // MARK: The portal
 
     func login(user: String, password: String, address: String) async -> LoginStep? {
-        answering {
-            switch password {
-            case "right": Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } ?? .refused(message: "No such account.")
-            case "ask": .question(attempt: "a-" + user, text: "One-time code:", echo: false, messages: ["Your code was sent."])
-            default: .refused(message: "The name or the password is wrong.")
-            }
+        switch password {
+        case "right": Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } ?? .refused(message: "No such account.")
+        case "ask": .question(attempt: "a-" + user, text: "One-time code:", echo: false, messages: ["Your code was sent."])
+        default: .refused(message: "The name or the password is wrong.")
         }
     }
 
     func answer(attempt: String, text: String, address: String) async -> LoginStep? {
-        answering {
-            guard attempt.hasPrefix("a-"), text == "123456", let identity = Self.identity(of: "p-" + attempt.dropFirst(2)) else {
-                return .refused(message: "The code is wrong.")
-            }
-            return .loggedIn(cookie: "p-" + identity.user, identity: identity)
+        guard attempt.hasPrefix("a-"), text == "123456", let identity = Self.identity(of: "p-" + attempt.dropFirst(2)) else {
+            return .refused(message: "The code is wrong.")
         }
+        return .loggedIn(cookie: "p-" + identity.user, identity: identity)
     }
 
     func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep? {
-        answering { Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } }
+        Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) }
     }
 
     func identify(cookie: String, touch: Bool) async -> WebIdentity? {
-        answering { Self.identity(of: cookie) }
+        Self.identity(of: cookie)
     }
 
     func logout(cookie: String) async {}
 
     /// A first watch is answered with the count now; a later one as if deskd had gone, which ends the stream.
     func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)? {
-        answering {
-            guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else { return (nil, false) }
-            return after == nil ? (1, true) : nil
-        }
+        guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else { return (nil, false) }
+        return after == nil ? (1, true) : nil
     }
 
     func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)? {
-        answering {
-            guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else {
-                return (401, #"{"error":{"code":"not-logged-in","message":"Log in first."}}"#)
-            }
-            guard csrf == identity.csrf else { return (403, #"{"error":{"code":"permission-denied","message":"The page is stale."}}"#) }
-            return (200, #"{"ok":true}"#)
+        guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else {
+            return (401, #"{"error":{"code":"not-logged-in","message":"Log in first."}}"#)
         }
+        guard csrf == identity.csrf else { return (403, #"{"error":{"code":"permission-denied","message":"The page is stale."}}"#) }
+        return (200, #"{"ok":true}"#)
     }
 }
