@@ -88,10 +88,9 @@ import Testing
             #expect(read.count == -1 && read.errno == EIO, "error \(notAnErrno)")
         }
         // Shorter than its error: not read past its end (Tests/FuzzRegressions/sock-diag/short-error).
-        let short = Array(Self.error(-ENOENT).prefix(18))
-        var header = short
-        header.replaceSubrange(0..<4, with: Self.le(UInt32(short.count)))
-        let cut = Self.unixSockets(in: header)
+        var short = Array(Self.error(-ENOENT).prefix(18))
+        short.replaceSubrange(0..<4, with: Self.le(UInt32(short.count)))
+        let cut = Self.unixSockets(in: short)
         #expect(cut.count == -1 && cut.errno == EIO)
     }
 }
