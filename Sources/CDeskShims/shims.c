@@ -284,6 +284,60 @@ int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, 
     return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
 }
 
+struct deskd_tcp_owner { int found; unsigned int uid; };
+
+static void deskd_visit_owner(const struct nlmsghdr *h, void *context) {
+    struct deskd_tcp_owner *owner = context;
+    const struct inet_diag_msg *socket = NLMSG_DATA(h);
+    if (h->nlmsg_len < NLMSG_LENGTH(sizeof *socket) || h->nlmsg_type != SOCK_DIAG_BY_FAMILY) return;
+    owner->found = 1;
+    owner->uid = socket->idiag_uid;
+}
+
+int deskd_tcp_socket_owner(int family, const void *source, unsigned short source_port,
+                           const void *destination, unsigned short destination_port, unsigned int *uid) {
+    if (family != AF_INET && family != AF_INET6) { errno = EAFNOSUPPORT; return -1; }
+    struct {
+        struct nlmsghdr header;
+        struct inet_diag_req_v2 request;
+    } message = {0};
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    /* No NLM_F_DUMP: the kernel looks the one socket up by its four-tuple and answers it alone
+       (or ENOENT), however many sockets the host has. */
+    message.header.nlmsg_flags = NLM_F_REQUEST;
+    message.request.sdiag_family = (unsigned char)family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = ~0U;
+    size_t length = family == AF_INET ? 4 : 16;
+    memcpy(message.request.id.idiag_src, source, length);
+    memcpy(message.request.id.idiag_dst, destination, length);
+    message.request.id.idiag_sport = htons(source_port);
+    message.request.id.idiag_dport = htons(destination_port);
+    message.request.id.idiag_if = 0;
+    message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    struct deskd_tcp_owner owner = { 0, 0 };
+    /* A lookup's answer is one message without NLMSG_DONE: the walk ends on the datagram. */
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        close(fd);
+        return -1;
+    }
+    long buffer[8192 / sizeof(long)];
+    ssize_t n;
+    do { n = recv(fd, buffer, sizeof buffer, 0); } while (n < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    if (n <= 0) { errno = n < 0 ? saved : EIO; return -1; }
+    if (deskd_sock_diag_walk((const struct nlmsghdr *)buffer, (int)n, deskd_visit_owner, &owner) < 0) return -1;
+    if (!owner.found) { errno = ENOENT; return -1; }
+    *uid = owner.uid;
+    return 0;
+}
+
 #include <linux/rtnetlink.h>
 #include <linux/unix_diag.h>
 #include <string.h>

@@ -14,4 +14,6 @@ public enum AuditAction: String, Codable, Sendable {
     case logout
     /// A cluster desktop's time limit made longer.
     case extend
+    /// A summary: how many entries of one caller the rate limit left out (`suppressed`).
+    case suppressed
 }

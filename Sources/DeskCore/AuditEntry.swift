@@ -5,8 +5,10 @@ import FoundationEssentials
 /// Written by the daemon as one JSON object per line; never holds a password.
 public struct AuditEntry: Codable, Sendable, Equatable {
     public var time: Date
-    /// The caller, from SO_PEERCRED.
-    public var peerUID: UInt32
+    /// The caller, from SO_PEERCRED (a logged-in portal page: its login's account). nil for what a
+    /// browser did before any login (a portal login, refused or not): the account tried is `user`
+    /// and `uid`, and the browser's address is in `detail`.
+    public var peerUID: UInt32?
     public var peerPID: Int32
     public var peerUser: String?
     public var command: AuditAction
@@ -22,7 +24,7 @@ public struct AuditEntry: Codable, Sendable, Equatable {
     /// Entries of this caller left out of the trail just before this entry (see `AuditLimiter`).
     public var suppressed: Int?
 
-    public init(time: Date, peerUID: UInt32, peerPID: Int32, peerUser: String?, command: AuditAction, user: String? = nil,
+    public init(time: Date, peerUID: UInt32?, peerPID: Int32, peerUser: String?, command: AuditAction, user: String? = nil,
                 uid: UInt32? = nil, display: Display? = nil, detail: String? = nil, ok: Bool, outcome: String) {
         self.time = time
         self.peerUID = peerUID
@@ -62,7 +64,8 @@ public struct AuditEntry: Codable, Sendable, Equatable {
         return result + "..."
     }
 
-    /// Users see entries they made and entries about their own sessions; admins see all.
+    /// Users see entries they made and entries about their own sessions (or portal logins to their
+    /// own account); admins see all.
     public func isVisible(to caller: Caller) -> Bool {
         caller.isAdmin || peerUID == caller.uid || uid == caller.uid
     }

@@ -2,32 +2,56 @@ import FoundationEssentials
 
 /// Keeps requests that changed nothing from flushing the audit trail. The trail rotates at a
 /// fixed size, so a user looping over refused requests, or over requests that succeed without
-/// effect (`kill --all` with nothing to kill, `reap --dry-run`, `passwd` on their own desktop),
-/// could otherwise push every real entry out of it. Each caller may have `perMinute` such entries
-/// recorded (a token bucket, refilled continuously); the rest are counted, and the count rides on
-/// that caller's next recorded entry as `suppressed`. Entries that started or ended sessions are
-/// always recorded: starts are bounded by the start rate and the session limits, and ends by starts.
+/// effect (`kill --all` with nothing to kill, `reap --dry-run`), could otherwise push every real
+/// entry out of it. Each caller has its own bucket of `perMinute` such entries (a token bucket,
+/// refilled continuously): a local caller by uid, a browser not logged in by its client (the
+/// portal's `WebPeer.client`), so that anonymous web traffic never spends a local account's
+/// allowance, root's least of all. What is left out is counted: the count rides on that caller's
+/// next recorded entry as `suppressed`, and a summary entry says it once a minute has passed
+/// (`summaries`), whether or not that caller comes back.
+///
+/// Entries that start or end sessions, or issue or change a credential (a link, a share, a
+/// password, a portal login that succeeded, an extension), are always recorded: they are
+/// what the trail is for, and each is bounded by its own limit (the start rate, the session
+/// limits, links outstanding per caller, the login throttle).
 public struct AuditLimiter: Sendable {
     public let perMinute: Int
-    private var buckets: [UInt32: (tokens: Double, at: Double, suppressed: Int)] = [:]
+    private struct Bucket {
+        var tokens: Double
+        var at: Double
+        var suppressed = 0
+        /// When the first entry of the count now held was left out.
+        var since: Double?
+        /// Whose bucket it is, for its summary: the caller's uid, or nil for a web client.
+        var peerUID: UInt32?
+    }
+    private var buckets: [String: Bucket] = [:]
 
     public init(perMinute: Int = 30) {
         self.perMinute = perMinute
     }
 
+    /// Which bucket `entry` spends: its caller's uid, or (no caller: a browser before its login)
+    /// `client`.
+    public static func bucket(of entry: AuditEntry, client: String?) -> String {
+        entry.peerUID.map { "uid:\($0)" } ?? "web:" + (client ?? "?")
+    }
+
     /// What to write for `entry` at `now` (seconds on a monotonic clock): the entry, with the
-    /// count of entries left out before it, or nil to leave it out. `changedSessions` says the
-    /// request started or ended at least one session.
-    public mutating func admit(_ entry: AuditEntry, changedSessions: Bool, now: Double) -> AuditEntry? {
-        let uid = entry.peerUID
+    /// count of entries left out before it, or nil to leave it out. `alwaysKept`: the entry
+    /// started or ended a session, or issued or changed a credential. `client`: the browser's
+    /// client, for an entry with no caller.
+    public mutating func admit(_ entry: AuditEntry, alwaysKept: Bool, client: String? = nil, now: Double) -> AuditEntry? {
+        let key = Self.bucket(of: entry, client: client)
         let rate = Double(perMinute) / 60
-        var bucket = buckets[uid] ?? (Double(perMinute), now, 0)
+        var bucket = buckets[key] ?? Bucket(tokens: Double(perMinute), at: now, peerUID: entry.peerUID)
         bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now
-        if !(entry.ok && changedSessions) {
+        if !(entry.ok && alwaysKept) {
             guard bucket.tokens >= 1 else {
                 bucket.suppressed += 1
-                buckets[uid] = bucket
+                if bucket.since == nil { bucket.since = now }
+                buckets[key] = bucket
                 return nil
             }
             bucket.tokens -= 1
@@ -35,11 +59,29 @@ public struct AuditLimiter: Sendable {
         var written = entry
         if bucket.suppressed > 0 { written.suppressed = bucket.suppressed }
         bucket.suppressed = 0
-        buckets[uid] = bucket
+        bucket.since = nil
+        buckets[key] = bucket
         // Forget callers whose bucket is full again and who owe no count.
         if buckets.count > 1024 {
             buckets = buckets.filter { $0.value.suppressed > 0 || $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
         }
         return written
+    }
+
+    /// A summary entry for every bucket whose first entry left out is at least `after` seconds
+    /// old: how many were left out, and whose they were. Their counts start again from zero.
+    public mutating func summaries(now: Double, time: Date, after: Double = 60) -> [AuditEntry] {
+        var due: [AuditEntry] = []
+        for (key, bucket) in buckets where bucket.suppressed > 0 && now - (bucket.since ?? now) >= after {
+            let web = bucket.peerUID == nil
+            var entry = AuditEntry(time: time, peerUID: bucket.peerUID, peerPID: 0, peerUser: nil, command: .suppressed,
+                                   detail: web ? "web client \(key.dropFirst(4))" : nil, ok: true,
+                                   outcome: "\(bucket.suppressed) \(bucket.suppressed == 1 ? "entry" : "entries") of this caller left out by the audit rate limit")
+            entry.suppressed = bucket.suppressed
+            due.append(entry)
+            buckets[key]?.suppressed = 0
+            buckets[key]?.since = nil
+        }
+        return due.sorted { ($0.detail ?? "", $0.peerUID ?? 0) < ($1.detail ?? "", $1.peerUID ?? 0) }
     }
 }

@@ -6,7 +6,7 @@ public enum HistoryTable {
         let rows = entries.map { entry in
             [
                 clock.format(entry.time),
-                entry.peerUser ?? "uid \(entry.peerUID)",
+                entry.peerUser ?? entry.peerUID.map { "uid \($0)" } ?? "web",
                 entry.command.rawValue,
                 entry.user ?? "-",
                 entry.display?.description ?? "-",

@@ -8,10 +8,11 @@ import Synchronization
 
 /// The audit trail: one JSON line per state-changing request in `<state>/audit.log`,
 /// root-only (0600). Appends are single write(2)s with O_APPEND, so lines never interleave.
-/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped), so requests that
-/// started or ended no session are rate-limited per caller (`AuditLimiter`) and every field is
-/// capped: no user can flush the entries that matter out of the trail with requests that fail
-/// or do nothing.
+/// At `rotateBytes` the file moves to audit.log.1 (the previous .1 is dropped), so entries that
+/// neither started or ended a session nor issued or changed a credential are rate-limited per
+/// caller (`AuditLimiter`: a local account, or a browser's client before its login) and every
+/// field is capped: no one can flush the entries that matter out of the trail, or spend another
+/// caller's allowance, with requests that fail or do nothing.
 final class AuditTrail: Sendable {
     let path: String
     let rotateBytes: Int
@@ -27,11 +28,21 @@ final class AuditTrail: Sendable {
         self.limiter = Mutex(AuditLimiter(perMinute: idlePerMinute))
     }
 
-    /// `changedSessions`: the request started or ended at least one session (see `AuditLimiter`).
-    func record(_ entry: AuditEntry, changedSessions: Bool) {
+    /// `alwaysKept`: the request started or ended a session, or issued or changed a credential
+    /// (see `AuditLimiter`). `client`: a browser's client, for an entry with no caller.
+    func record(_ entry: AuditEntry, alwaysKept: Bool, client: String? = nil) {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
-        guard let admitted = limiter.withLock({ $0.admit(entry.capped(), changedSessions: changedSessions, now: now) }),
-              var line = try? JSONEncoder.desk.encode(admitted) else { return }
+        let entries = limiter.withLock { limiter -> [AuditEntry] in
+            // Counts left out a minute ago or more are said now, before this entry.
+            var entries = limiter.summaries(now: now, time: entry.time)
+            if let admitted = limiter.admit(entry.capped(), alwaysKept: alwaysKept, client: client, now: now) { entries.append(admitted) }
+            return entries
+        }
+        for entry in entries { append(entry) }
+    }
+
+    private func append(_ entry: AuditEntry) {
+        guard var line = try? JSONEncoder.desk.encode(entry) else { return }
         line.append(UInt8(ascii: "\n"))
         lock.withLock { _ in
             var info = stat()

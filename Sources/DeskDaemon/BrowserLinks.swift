@@ -49,6 +49,9 @@ final class BrowserLinks: Sendable {
     static let shareRevocationMemory: Duration = .seconds(300)
     /// Unused links one caller may hold at once: a loop that mints links cannot fill memory.
     static let outstandingPerCaller = 64
+    /// Shares taken back remembered at once, in all (each was issued, so this is never reached
+    /// but by thousands of real links): past it, the oldest are forgotten first.
+    static let revokedSharesKept = 4096
 
     private struct State {
         var tokens: [String: Entry] = [:]
@@ -58,8 +61,13 @@ final class BrowserLinks: Sendable {
         /// connecting when the revoke came is refused once it is registered (`isRevoked`).
         var revocations: [String: (all: UInt64, viewOnly: UInt64)] = [:]
         /// Shares taken back one by one, by session, and when: a cookie or relay of one of them
-        /// opens nothing. Kept `shareRevocationMemory`, long past any cookie or login under way.
+        /// opens nothing. Kept `shareRevocationMemory`, long past any cookie or login under way;
+        /// only shares that were issued for that session, and at most `revokedSharesKept`.
         var revokedShares: [String: [String: ContinuousClock.Instant]] = [:]
+        /// Cookies spent in the last `shareRevocationMemory`, by share and session: between its
+        /// redeem and its relay's registration a share is in neither table, and a revoke then
+        /// must still be remembered.
+        var spent: [String: (sessionID: String, at: ContinuousClock.Instant)] = [:]
 
         func epoch(sessionID: String, viewOnly: Bool) -> UInt64 {
             let counts = revocations[sessionID] ?? (0, 0)
@@ -116,6 +124,8 @@ final class BrowserLinks: Sendable {
     func redeem(cookie: String, now: ContinuousClock.Instant = .now) -> (grant: Grant, epoch: UInt64)? {
         state.withLock { state in
             guard let entry = state.cookies.removeValue(forKey: cookie), entry.expires > now else { return nil }
+            state.spent = state.spent.filter { now - $0.value.at < Self.shareRevocationMemory }
+            state.spent[entry.grant.share] = (entry.grant.sessionID, now)
             return (entry.grant, state.epoch(sessionID: entry.grant.sessionID, viewOnly: entry.grant.viewOnly))
         }
     }
@@ -130,19 +140,29 @@ final class BrowserLinks: Sendable {
     }
 
     /// Takes back one share of `sessionID`: its link if unused, its cookie if not yet spent; a
-    /// relay it opened is the caller's to close. How many links and cookies there were (0 or 1).
+    /// relay it opened is the caller's to close (`inUse`: a relay of it is open now). How many
+    /// links and cookies there were (0 or 1); nil when the share is none of this session's that
+    /// anything still holds, and then nothing is remembered: a made-up id costs a lookup, not memory.
     @discardableResult
-    func revoke(sessionID: String, share: String, now: ContinuousClock.Instant = .now) -> Int {
-        state.withLock { state in
-            // Bounded: what a loop of revokes leaves is forgotten after shareRevocationMemory.
+    func revoke(sessionID: String, share: String, inUse: Bool = false, now: ContinuousClock.Instant = .now) -> Int? {
+        state.withLock { state -> Int? in
+            func holds(_ entry: Entry) -> Bool { entry.grant.sessionID == sessionID && entry.grant.share == share }
+            let spent = state.spent[share].map { $0.sessionID == sessionID && now - $0.at < Self.shareRevocationMemory } ?? false
+            guard inUse || spent || state.tokens.values.contains(where: holds) || state.cookies.values.contains(where: holds) else { return nil }
+            // Bounded: what revokes leave is forgotten after shareRevocationMemory, and at most
+            // revokedSharesKept are kept (only issued shares get here).
             for (session, shares) in state.revokedShares {
                 let kept = shares.filter { now - $0.value < Self.shareRevocationMemory }
                 state.revokedShares[session] = kept.isEmpty ? nil : kept
             }
+            if state.revokedShares.values.reduce(0, { $0 + $1.count }) >= Self.revokedSharesKept,
+               let oldest = state.revokedShares.flatMap({ session, shares in shares.map { (session, $0.key, $0.value) } }).min(by: { $0.2 < $1.2 }) {
+                state.revokedShares[oldest.0]?[oldest.1] = nil
+            }
             state.revokedShares[sessionID, default: [:]][share] = now
             let before = state.tokens.count + state.cookies.count
-            state.tokens = state.tokens.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }
-            state.cookies = state.cookies.filter { !($0.value.grant.sessionID == sessionID && $0.value.grant.share == share) }
+            state.tokens = state.tokens.filter { !holds($0.value) }
+            state.cookies = state.cookies.filter { !holds($0.value) }
             return before - state.tokens.count - state.cookies.count
         }
     }
@@ -162,6 +182,7 @@ final class BrowserLinks: Sendable {
             state.cookies = state.cookies.filter { $0.value.grant.sessionID != sessionID }
             state.revocations[sessionID] = nil
             state.revokedShares[sessionID] = nil
+            state.spent = state.spent.filter { $0.value.sessionID != sessionID }
         }
     }
 

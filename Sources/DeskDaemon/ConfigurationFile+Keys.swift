@@ -265,9 +265,16 @@ extension ConfigurationFile {
             }
             c.web.publicURL = text
         },
-        Key("web", "max_connections_per_address", takes: "a whole number from 1 to 256", default: "32",
-            "Connections one remote address may hold open at once (the gateway takes 256 in all), so that one machine cannot take every slot. Browsers behind NAT share an address: raise it there. Loopback counts as one address like any other; behind a reverse proxy, name it in trusted_proxies so that each browser is counted by its own address."
-        ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 256) },
+        Key("web", "max_connections", takes: "a whole number from 2 to 16384", default: "256",
+            "Connections the gateway holds open at once: pages, logins, portal pages' live updates and desktops in browsers together. Live updates may take half of them at most (and a few per login and per account), so pages, links and logins always have room. Each connection is a descriptor of deskd-web's, and each desktop in a browser one more of deskd's."
+        ) { c, v throws(Reason) in
+            let value = try positive(v, max: 16384)
+            guard value >= 2 else { throw Reason("must be at least 2, not \(value)") }
+            c.web.maxConnections = value
+        },
+        Key("web", "max_connections_per_address", takes: "a whole number from 1 to 16384", default: "32",
+            "Connections one client may hold open at once, so that no one client can take every slot. A client is a remote address (an IPv6 address's /64), or, for a browser on this host (any 127.0.0.0/8 address or ::1), the account that made its connection, which the kernel knows: a local user is one client however many loopback addresses they use, and each user's own ssh -L tunnel is theirs. Browsers behind NAT share an address: raise it there. Behind a reverse proxy, name it in trusted_proxies so that each browser is counted by its own address."
+        ) { c, v throws(Reason) in c.web.maxConnectionsPerAddress = try positive(v, max: 16384) },
         Key("web", "trusted_proxies", takes: "a list of IPv4 addresses", default: "[]",
             "The reverse proxies in front of the gateway (\"127.0.0.1\" for nginx or Apache on this host) whose X-Forwarded-For header deskd believes: a browser coming through one is counted against max_connections_per_address by the address the proxy appended (the header's last entry; what came before it proves nothing). From any other peer the header is ignored, since a browser can write it. A loopback proxy's address is every local user's too: a local user who connects to the gateway directly can name any address, so trust loopback only where local users are trusted not to spoof the cap."
         ) { c, v throws(Reason) in

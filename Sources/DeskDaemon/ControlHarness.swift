@@ -115,12 +115,15 @@ public struct ControlHarness: Sendable {
 
     private func audit(_ entry: AuditEntry, action: AuditAction, request: Request, response: Response) {
         let ended = !(response.sessions ?? []).isEmpty && request.dryRun != true
-        let changed = switch action {
-        case .start: true
+        // What the trail is for is never left out: sessions started or ended, and credentials
+        // issued or changed (a link, a share taken back, a password, a longer time limit).
+        let kept = switch action {
+        case .start, .passwd, .extend: true
         case .kill, .reap: ended
-        case .passwd, .url, .ended, .login, .logout, .extend: false
+        case .url: request.shares != true
+        case .ended, .login, .logout, .suppressed: false
         }
-        service.audit.record(entry, changedSessions: response.ok && changed)
+        service.audit.record(entry, alwaysKept: response.ok && kept)
     }
 
     /// What the audit trail keeps of a request: never a password, whatever the reply holds.
@@ -158,6 +161,7 @@ public struct ControlHarness: Sendable {
             case .ended: outcome = "ended"
             case .login: outcome = "logged in"
             case .logout: outcome = "logged out"
+            case .suppressed: outcome = "left out"
             case .kill, .reap:
                 let verb = request.dryRun == true ? "would kill" : "killed"
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")

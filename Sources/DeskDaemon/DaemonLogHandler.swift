@@ -32,7 +32,8 @@ public struct DaemonLogHandler: LogHandler {
         var merged = self.metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quoted("\($0.value)"))" }.joined(separator: " ")
-        let text = fields.isEmpty ? "\(event.message)" : "\(event.message) \(fields)"
+        let message = Self.escaped("\(event.message)")
+        let text = fields.isEmpty ? message : "\(message) \(fields)"
         if toJournal {
             output("<\(Self.syslogPriority(event.level))>\(text)\n")
         } else {
@@ -52,20 +53,37 @@ public struct DaemonLogHandler: LogHandler {
         }
     }
 
-    /// Values with spaces or quotes are quoted, so `key=value` stays parseable.
+    /// Values with spaces or quotes are quoted, so `key=value` stays parseable; control
+    /// characters are escaped wherever they are (`escaped`).
     static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) else { return value }
-        // By scalar, not by Character: "\r\n" is one Character, and its "\n" must be escaped too.
-        var result = "\""
-        for scalar in value.unicodeScalars {
+        guard value.isEmpty || value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || isControl($0) }) else { return value }
+        return "\"" + escaped(value, quotes: true) + "\""
+    }
+
+    /// `text` with every control character written out (\n, \r, \t, \u{1b}), so no value (a
+    /// user's name, a browser's text) can end a log line, rewrite it with a carriage return, or
+    /// send an admin's terminal an escape sequence; with `quotes`, backslashes and quotes too.
+    /// By scalar, not by Character: "\r\n" is one Character, and both of its scalars are escaped.
+    static func escaped(_ text: String, quotes: Bool = false) -> String {
+        guard text.unicodeScalars.contains(where: { isControl($0) || quotes && ($0 == "\\" || $0 == "\"") }) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
             switch scalar {
-            case "\\": result += "\\\\"
-            case "\"": result += "\\\""
+            case "\\" where quotes: result += "\\\\"
+            case "\"" where quotes: result += "\\\""
             case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where isControl(scalar): result += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: result.unicodeScalars.append(scalar)
             }
         }
-        return result + "\""
+        return result
+    }
+
+    /// C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
     }
 
     /// systemd sets JOURNAL_STREAM=<dev>:<inode> of the stream it connected stderr to.

@@ -14,7 +14,10 @@ extension SessionService {
         let managed = try await session(on: display, caller: caller, action: "take back the links of")
         let revoked: LinkRevocation
         if let share {
-            let links = environment.links.revoke(sessionID: managed.id, share: share)
+            let inUse = environment.browsers.sharesInUse(sessionID: managed.id)[share] != nil
+            guard let links = environment.links.revoke(sessionID: managed.id, share: share, inUse: inUse) else {
+                throw DeskError(.badRequest, "\(UrlRequest.isPlausibleShare(share) ? share : "that share") is no share of \(display) that is still open; deskctl url --shares \(display) lists them.")
+            }
             let browsers = environment.browsers.disconnect(sessionID: managed.id, share: share)
             revoked = LinkRevocation(display: display, links: links, browsers: browsers, viewOnlyOnly: false)
         } else {

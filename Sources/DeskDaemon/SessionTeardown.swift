@@ -95,7 +95,7 @@ extension ManagedSession {
         environment.audit.record(AuditEntry(
             time: Date(), peerUID: 0, peerPID: getpid(), peerUser: "deskd", command: .ended, user: session.user, uid: session.uid,
             display: session.display, detail: "session=\(session.id)", ok: true, outcome: SessionLogs.outcome(reason: reason, exits: exits)
-        ), changedSessions: true)
+        ), alwaysKept: true)
     }
 
     /// Polls `members` until none is left or `limit` passes: first after a millisecond, then

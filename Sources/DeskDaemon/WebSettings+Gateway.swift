@@ -8,7 +8,7 @@ extension WebSettings {
         guard let host else { return nil }
         return GatewayConfiguration(
             host: host, port: port, tlsCertificatePath: tlsCertificate, tlsKeyPath: tlsKey, novncDirectory: novncDirectory,
-            clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnectionsPerAddress: maxConnectionsPerAddress, idleTimeout: .seconds(idleTimeoutSeconds)),
+            clipboard: clipboard, limits: GatewayConfiguration.Limits(maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress, idleTimeout: .seconds(idleTimeoutSeconds)),
             publicOrigin: publicURL.map(Self.origin(of:)), trustedProxies: trustedProxies, tlsMinimum: tlsMinimum,
             singleSignOnHeader: singleSignOnHeader
         )

@@ -19,7 +19,10 @@ public struct WebSettings: Sendable, Equatable {
     /// The URL links start with, when a proxy in front of the gateway serves it elsewhere
     /// (nginx or Apache doing TLS for a gateway on 127.0.0.1). nil: the gateway's own address.
     public var publicURL: String?
-    /// Open connections from one remote address; behind `trustedProxies`, the browser's.
+    /// Open connections in all (pages, logins, live updates and desktops); live updates may take half.
+    public var maxConnections = GatewayConfiguration.Limits().maxConnections
+    /// Open connections of one client (a local account, a remote address, an IPv6 /64); behind
+    /// `trustedProxies`, the browser's address.
     public var maxConnectionsPerAddress = GatewayConfiguration.Limits().maxConnectionsPerAddress
     /// Reverse proxies whose X-Forwarded-For is believed.
     public var trustedProxies: Set<String> = []

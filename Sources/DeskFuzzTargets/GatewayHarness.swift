@@ -148,9 +148,9 @@ final class Authority: GatewayAuthority, PortalAuthority {
         token.hasPrefix("t") ? ("c" + token.dropFirst(), token.hasSuffix("v")) : nil
     }
 
-    func exchange(token: String, portalCookie: String?) async -> LinkExchange {
+    func exchange(token: String, portalCookie: String?, signedOn: String?) async -> LinkExchange {
         if token.hasPrefix("n") {
-            return portalCookie == "p-alice" ? .granted(cookie: "c" + token.dropFirst(), viewOnly: true) : .forNamedViewers
+            return portalCookie == "p-alice" && (signedOn == nil || signedOn == "alice") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: true) : .forNamedViewers
         }
         return token.hasPrefix("t") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: token.hasSuffix("v")) : .refused
     }
@@ -166,7 +166,7 @@ final class Authority: GatewayAuthority, PortalAuthority {
 
     // MARK: The portal
 
-    func login(user: String, password: String, address: String) async -> LoginStep? {
+    func login(user: String, password: String, from peer: WebPeer) async -> LoginStep? {
         switch password {
         case "right": Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) } ?? .refused(message: "No such account.")
         case "ask": .question(attempt: "a-" + user, text: "One-time code:", echo: false, messages: ["Your code was sent."])
@@ -174,14 +174,14 @@ final class Authority: GatewayAuthority, PortalAuthority {
         }
     }
 
-    func answer(attempt: String, text: String, address: String) async -> LoginStep? {
+    func answer(attempt: String, text: String, from peer: WebPeer) async -> LoginStep? {
         guard attempt.hasPrefix("a-"), text == "123456", let identity = Self.identity(of: "p-" + attempt.dropFirst(2)) else {
             return .refused(message: "The code is wrong.")
         }
         return .loggedIn(cookie: "p-" + identity.user, identity: identity)
     }
 
-    func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep? {
+    func singleSignOn(user: String, proxy: String, from peer: WebPeer) async -> LoginStep? {
         Self.identity(of: "p-" + user).map { .loggedIn(cookie: "p-" + user, identity: $0) }
     }
 
@@ -192,9 +192,9 @@ final class Authority: GatewayAuthority, PortalAuthority {
     func logout(cookie: String) async {}
 
     /// A first watch is answered with the count now; a later one as if deskd had gone, which ends the stream.
-    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)? {
-        guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else { return (nil, false) }
-        return after == nil ? (1, true) : nil
+    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> WatchAnswer? {
+        guard let identity = Self.identity(of: cookie), signedOn == nil || signedOn == identity.user else { return WatchAnswer(generation: nil, loggedIn: false) }
+        return after == nil ? WatchAnswer(generation: 1, loggedIn: true, account: identity.uid) : nil
     }
 
     func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)? {

@@ -1,7 +1,7 @@
-/// Open connections by remote address, so that one machine cannot hold every slot of the
-/// gateway. Loopback counts like any other address: a local user is one machine too. Behind the
-/// admin's reverse proxy every browser comes from the proxy, so there the address counted is the
-/// browser's, from X-Forwarded-For (`ForwardedFor`), for proxies the admin names as trusted.
+/// Open connections by client (`BrowserClient`: a local account, a remote address, an IPv6 /64),
+/// so that no one client can hold every slot of the gateway. Behind the admin's reverse proxy
+/// every browser comes from the proxy, so there the client counted is the browser's address,
+/// from X-Forwarded-For (`ForwardedFor`), for proxies the admin names as trusted.
 struct AddressQuota: Sendable {
     private(set) var open: [String: Int] = [:]
 

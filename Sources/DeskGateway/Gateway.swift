@@ -51,7 +51,8 @@ public final class Gateway: Sendable {
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry, questions: questions)
+                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry, questions: questions,
+                                              streams: EventStreams(limits: .init(total: max(1, configuration.limits.maxConnections / 2))))
     }
 
     /// The port the gateway listens on, once it does (the kernel's pick when configured with 0).
@@ -233,8 +234,13 @@ public final class Gateway: Sendable {
         let environment = environment ?? self.environment
         // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
         // Only a trusted proxy's connections wait for their first request to be counted.
-        guard let address = ConnectionAddress.accept(peer: channel.remoteAddress?.ipAddress, quota: addresses,
-                                                     trustedProxies: configuration.trustedProxies) else {
+        let peer = channel.remoteAddress, local = channel.localAddress
+        let owner = { () -> UInt32? in
+            guard let address = peer?.ipAddress, let port = peer?.port, let localAddress = local?.ipAddress, let localPort = local?.port else { return nil }
+            return ConnectionOwner.of(peer: address, peerPort: port, local: localAddress, localPort: localPort)
+        }
+        guard let address = ConnectionAddress.accept(peer: peer?.ipAddress, quota: addresses,
+                                                     trustedProxies: configuration.trustedProxies, owner: owner) else {
             logger.debug("connection refused", metadata: ["reason": "address-capacity"])
             metrics.refused(.addressCapacity)
             try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))

@@ -5,8 +5,9 @@ public protocol GatewayAuthority: Sendable {
     /// Trades a one-time link token for a short-lived, single-use cookie value (nil: unknown, used or expired).
     func exchange(token: String) async -> (cookie: String, viewOnly: Bool)?
     /// The same, for a browser that may be logged in to the portal (`portalCookie`): a link for
-    /// named accounts opens only for one of them.
-    func exchange(token: String, portalCookie: String?) async -> LinkExchange
+    /// named accounts opens only for one of them. `signedOn`: the user a trusted proxy names for
+    /// the browser now; a portal login of anyone else counts as none.
+    func exchange(token: String, portalCookie: String?, signedOn: String?) async -> LinkExchange
     /// Redeems that cookie at the WebSocket upgrade, once.
     func redeem(cookie: String) async -> GatewayGrant?
     /// The desktop's socket for `grant`, logged in to (for a view-only grant, with the view-only
@@ -40,7 +41,7 @@ public enum LinkExchange: Sendable, Equatable {
 }
 
 extension GatewayAuthority {
-    public func exchange(token: String, portalCookie: String?) async -> LinkExchange {
+    public func exchange(token: String, portalCookie: String?, signedOn: String?) async -> LinkExchange {
         guard let (cookie, viewOnly) = await exchange(token: token) else { return .refused }
         return .granted(cookie: cookie, viewOnly: viewOnly)
     }
@@ -52,13 +53,13 @@ extension GatewayAuthority {
 /// deskd's side of the web portal: logins, their cookies, and a logged-in page's requests.
 /// Every answer is deskd's; nil where deskd could not be asked.
 public protocol PortalAuthority: Sendable {
-    func login(user: String, password: String, address: String) async -> LoginStep?
-    func answer(attempt: String, text: String, address: String) async -> LoginStep?
-    func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep?
+    func login(user: String, password: String, from peer: WebPeer) async -> LoginStep?
+    func answer(attempt: String, text: String, from peer: WebPeer) async -> LoginStep?
+    func singleSignOn(user: String, proxy: String, from peer: WebPeer) async -> LoginStep?
     func identify(cookie: String, touch: Bool) async -> WebIdentity?
     func logout(cookie: String) async
     /// Waits for a change past `after` (nil: the count now); nil when the front could not ask.
-    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)?
+    func watch(cookie: String, after: UInt64?, signedOn: String?) async -> WatchAnswer?
     /// The control protocol's response JSON for a request's JSON, and its HTTP status; with
     /// `touch` false (the page's own polling) the login's idle clock does not start again.
     /// With `signedOn` (single sign-on), only a login of that user counts.

@@ -19,6 +19,8 @@ struct GatewayEnvironment: Sendable {
     var readsFilesInline = false
     /// deskd's answers still to come back, on every connection of this gateway.
     let questions: QuestionsInFlight
+    /// The portal's live-update streams open now.
+    let streams: EventStreams
 
     var limits: GatewayConfiguration.Limits { configuration.limits }
     var isTLS: Bool { configuration.isTLS }

@@ -56,6 +56,7 @@ extension GatewayHTTPHandler {
         let text = body.map { String(buffer: $0) } ?? ""
         let cookie = RequestChecks.cookie(Self.portalCookie, in: request.headers)
         let address = self.address.address ?? "?"
+        let peer = WebPeer(address: address, client: self.address.client ?? address)
         // Behind a trusted proxy that signs users on, the proxy's word names the user of every
         // request: a login of anyone else (the proxy's user changed) is not this browser's.
         let signedOn = RequestChecks.singleSignOnUser(request.headers, configuration: environment.configuration, proxy: self.address.proxy)
@@ -65,12 +66,12 @@ extension GatewayHTTPHandler {
             guard let form = Self.decode(LoginForm.self, text), form.user.utf8.count <= 64, form.password.utf8.count <= 1024 else {
                 return badRequest(request, "POST /api/login takes {\"user\": NAME, \"password\": TEXT}, a name of at most 64 bytes and a password of at most 1024.")
             }
-            later(request) { await portal.login(user: form.user, password: form.password, address: address).map(Self.loginAnswer) }
+            later(request) { await portal.login(user: form.user, password: form.password, from: peer).map(Self.loginAnswer) }
         case (.POST, "/api/login/answer"):
             guard let form = Self.decode(AnswerForm.self, text), form.attempt.utf8.count <= 64, form.answer.utf8.count <= 1024 else {
                 return badRequest(request, "POST /api/login/answer takes {\"attempt\": ID, \"answer\": TEXT}, an answer of at most 1024 bytes.")
             }
-            later(request) { await portal.answer(attempt: form.attempt, text: form.answer, address: address).map(Self.loginAnswer) }
+            later(request) { await portal.answer(attempt: form.attempt, text: form.answer, from: peer).map(Self.loginAnswer) }
         case (.GET, "/api/session"):
             guard cookie != nil || signedOn != nil else { return answer(request, .unauthorized, Self.loggedOut) }
             later(request) {
@@ -80,7 +81,7 @@ extension GatewayHTTPHandler {
                 guard let signedOn else { return (.unauthorized, Self.loggedOut, nil) }
                 // Signed on at the proxy and not (or no longer, or as someone else) logged in here.
                 if let cookie { await portal.logout(cookie: cookie) }
-                return await portal.singleSignOn(user: signedOn, proxy: proxy, address: address).map(Self.loginAnswer)
+                return await portal.singleSignOn(user: signedOn, proxy: proxy, from: peer).map(Self.loginAnswer)
             }
         case (.GET, "/api/events"):
             guard let cookie else { return answer(request, .unauthorized, Self.loggedOut) }
@@ -107,27 +108,46 @@ extension GatewayHTTPHandler {
     /// The page's live updates, as server-sent events: `change` (with the count of changes) when
     /// something the page shows changed in deskd, a comment line at least every 25 s otherwise
     /// (so proxies keep the stream), and `logout` when the login has ended, then the end. The
-    /// waiting is deskd's (`watch`); this only carries its answers to the browser.
+    /// waiting is deskd's (`watch`); this only carries its answers to the browser. A login and an
+    /// account may hold a few streams, all of them together half the gateway's connections
+    /// (`EventStreams`); each ends after its lifetime, and the page's EventSource comes back.
     private func events(_ request: HTTPRequestHead, cookie: String, portal: any PortalAuthority, signedOn: String?) {
         guard let context else { return }
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let channel = context.channel
-        let questions = environment.questions
-        environment.ask(on: context.eventLoop) { () async -> UInt64? in
-            guard let (now, loggedIn) = await portal.watch(cookie: cookie, after: nil, signedOn: signedOn), loggedIn else { return nil }
-            return now ?? 0
-        }.assumeIsolated().whenSuccess { first in
+        let questions = environment.questions, streams = environment.streams
+        environment.ask(on: context.eventLoop) { await portal.watch(cookie: cookie, after: nil, signedOn: signedOn) }
+            .assumeIsolated().whenSuccess { first in
             let handler = loopBound.value
-            guard let first else { return handler.answer(request, .unauthorized, Self.loggedOut) }
+            guard let first, first.loggedIn || first.account != nil else {
+                return handler.answer(request, first == nil ? .serviceUnavailable : .unauthorized, first == nil ? Self.noAnswer : Self.loggedOut)
+            }
+            // Logged in, but deskd holds as many watches as it keeps: the page comes back later.
+            guard let account = first.account else {
+                var headers = HTTPHeaders()
+                headers.add(name: "Retry-After", value: "30")
+                return handler.answer(request, .serviceUnavailable, Self.noAnswer, headers: headers)
+            }
+            if let refusal = streams.open(cookie: cookie, account: account) {
+                handler.environment.metrics.refused(.streamCapacity)
+                var headers = HTTPHeaders()
+                headers.add(name: "Retry-After", value: "30")
+                return handler.answer(request, .tooManyRequests, GatewayRefusal(.limitReached, refusal.sentence).json, headers: headers)
+            }
             handler.startStream(request)
             // The stream waits on deskd for as long as it runs.
             questions.asked()
+            let ends = ContinuousClock.now + streams.limits.lifetime
             let stream = Task {
-                defer { questions.answered() }
-                var seen = first
-                while channel.isActive, !Task.isCancelled {
+                defer {
+                    streams.close(cookie: cookie, account: account)
+                    questions.answered()
+                }
+                var seen = first.generation ?? 0
+                while channel.isActive, !Task.isCancelled, ContinuousClock.now < ends {
                     let asked = ContinuousClock.now
-                    guard let (generation, loggedIn) = await portal.watch(cookie: cookie, after: seen, signedOn: signedOn) else { break }
+                    guard let answer = await portal.watch(cookie: cookie, after: seen, signedOn: signedOn) else { break }
+                    let (generation, loggedIn) = (answer.generation, answer.loggedIn)
                     guard loggedIn else {
                         channel.eventLoop.execute { loopBound.value.streamWrite("event: logout\ndata: {}\n\n") }
                         break
@@ -183,9 +203,7 @@ extension GatewayHTTPHandler {
     private func later(_ request: HTTPRequestHead, _ work: @escaping @Sendable () async -> (HTTPResponseStatus, String, String?)?) {
         guard let context else { return }
         environment.ask(on: context.eventLoop) { await work() }.assumeIsolated().whenSuccess { [self] result in
-            guard let (status, body, cookie) = result else {
-                return answer(request, .serviceUnavailable, GatewayRefusal(.internalError, "deskd did not answer; try again in a moment.").json)
-            }
+            guard let (status, body, cookie) = result else { return answer(request, .serviceUnavailable, Self.noAnswer) }
             var headers = HTTPHeaders()
             if let cookie { headers.add(name: "Set-Cookie", value: cookie) }
             answer(request, status, body, headers: headers)
@@ -211,6 +229,7 @@ extension GatewayHTTPHandler {
     }
 
     static let loggedOut = GatewayRefusal(.permissionDenied, "You are not logged in to the portal, or your login has ended.").json
+    static let noAnswer = GatewayRefusal(.internalError, "deskd did not answer; try again in a moment.").json
     static let clearCookie = "\(portalCookie)=; Secure; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
 
     @Sendable static func loginAnswer(_ step: LoginStep) -> (HTTPResponseStatus, String, String?) {

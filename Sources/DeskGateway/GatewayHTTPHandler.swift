@@ -173,7 +173,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let authority = environment.authority
         // A browser logged in to the portal says so: a link for named accounts opens only for them.
         let portalCookie = environment.portal == nil ? nil : RequestChecks.cookie(Self.portalCookie, in: request.headers)
-        environment.ask(on: context.eventLoop) { await authority.exchange(token: token, portalCookie: portalCookie) }
+        // Behind a proxy that signs users on, its word names who the browser is now.
+        let signedOn = portalCookie == nil ? nil
+            : RequestChecks.singleSignOnUser(request.headers, configuration: environment.configuration, proxy: address.proxy)
+        environment.ask(on: context.eventLoop) { await authority.exchange(token: token, portalCookie: portalCookie, signedOn: signedOn) }
             .assumeIsolated().whenSuccess { [self] exchanged in
             if exchanged == .forNamedViewers {
                 environment.metrics.refused(.token)

@@ -30,6 +30,8 @@ public final class GatewayMetrics: Sendable {
         /// A request naming a signed-in user (the single sign-on header) from a peer that is not
         /// a trusted proxy: a browser writing the header itself.
         case forgedUser = "forged-user"
+        /// A portal page's live updates over a login's, an account's or the gateway's share of streams.
+        case streamCapacity = "stream-capacity"
 
         public static func < (lhs: Refusal, rhs: Refusal) -> Bool { lhs.rawValue < rhs.rawValue }
     }
@@ -94,6 +96,7 @@ public final class GatewayMetrics: Sendable {
     private let refusedRFB = Atomic<Int>(0)
     private let refusedDesktop = Atomic<Int>(0)
     private let refusedForgedUser = Atomic<Int>(0)
+    private let refusedStreamCapacity = Atomic<Int>(0)
     private let cutIdle = Atomic<Int>(0)
     private let cutNotReading = Atomic<Int>(0)
 
@@ -251,6 +254,7 @@ public final class GatewayMetrics: Sendable {
         case .rfb: body(refusedRFB)
         case .desktop: body(refusedDesktop)
         case .forgedUser: body(refusedForgedUser)
+        case .streamCapacity: body(refusedStreamCapacity)
         }
     }
 }

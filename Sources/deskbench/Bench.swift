@@ -91,6 +91,10 @@ final class Bench: @unchecked Sendable {
             default_desktop = "bench"
             [web]
             listen = "127.0.0.1:\(webPort)"
+            # The portal's crowd (200 browsers, each with its live updates) all come from this
+            # one account on loopback: one client, whose share is raised for the measure.
+            max_connections = 1024
+            max_connections_per_address = 1024
             """)
     }
 

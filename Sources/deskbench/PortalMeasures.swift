@@ -1,4 +1,5 @@
 import DeskCore
+import DeskLinux
 import Foundation
 import Glibc
 
@@ -50,6 +51,7 @@ extension Bench {
         }
         row("list through the API", Stats(values: apiList), String(format: "%.2f× deskctl list's", Stats(values: listRatios).median))
         row("deskctl list, as the user", Stats(values: cliList))
+        try crowd(idle: Stats(values: apiList), session: session)
 
         var apiStart: [Double] = [], cliStart: [Double] = [], startRatios: [Double] = []
         for _ in 0..<max(3, options.pairs / 2) {
@@ -74,6 +76,58 @@ extension Bench {
         row("start through the API, to ready", Stats(values: apiStart), String(format: "%.2f× deskctl start's", Stats(values: startRatios).median))
         row("deskctl start, as the user", Stats(values: cliStart))
         _ = try? portalHTTP("POST", "/api/logout", body: "{}", headers: session)
+    }
+
+    /// The same list with a crowd: `crowdBrowsers` logins (eight to each of the crowd's accounts,
+    /// an account's share of streams), each holding its page's live updates open, while the API's
+    /// list is timed again; the median and p99 beside the idle ones, and deskd-web's and deskd's
+    /// memory with the crowd and without.
+    func crowd(idle: Stats, session: [String]) throws {
+        let browsers = 200, perAccount = 8
+        let accounts = try (1...(browsers / perAccount)).map { try Self.ensureUser("deskb-crowd-\($0)") }
+        let password = "Bench-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        for account in accounts {
+            guard try Run.of("/bin/sh", ["-c", "printf '%s:%s\\n' \"$1\" \"$2\" | /usr/sbin/chpasswd", "sh", account.name, password]).status == 0 else {
+                throw Options.Usage("chpasswd failed for \(account.name)")
+            }
+        }
+        defer { for account in accounts { _ = try? Run.of("/usr/bin/passwd", ["--lock", account.name]) } }
+        let front = ProcFS.allPIDs().first { pid in ProcFS.readText("/proc/\(pid)/comm")?.hasPrefix("deskd-web") == true && ProcFS.isAlive(pid) }
+        let frontBefore = front.map(residentMiB) ?? .nan, deskdBefore = residentMiB(daemonPID)
+        var streams: [SocketReader] = [], cookies: [String] = []
+        defer { for cookie in cookies { _ = try? portalHTTP("POST", "/api/logout", body: "{}", headers: ["Cookie: deskd_web=\(cookie)"]) } }
+        for index in 0..<browsers {
+            let account = accounts[index / perAccount]
+            let login = try portalHTTP("POST", "/api/login", body: "{\"user\":\"\(account.name)\",\"password\":\"\(password)\"}")
+            guard login.status == 200, let cookie = login.head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("set-cookie: deskd_web=") })
+                .map({ String($0.dropFirst("set-cookie: deskd_web=".count).prefix { $0 != ";" }) }) else {
+                throw Options.Usage("a crowd login failed: \(login.status) \(login.body.prefix(200))")
+            }
+            cookies.append(cookie)
+            let stream = try SocketReader.connectTCP(port: webPort)
+            try stream.write(Array("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(webPort)\r\nCookie: deskd_web=\(cookie)\r\n\r\n".utf8))
+            let head = try stream.readHTTPHead()
+            guard head.hasPrefix("HTTP/1.1 200") else { throw Options.Usage("a crowd browser's live updates were refused: \(head.prefix(80))") }
+            streams.append(stream)
+        }
+        var crowded: [Double] = []
+        for _ in 0..<max(20, options.pairs * 2) {
+            let start = now()
+            guard try portalHTTP("POST", "/api/request", body: "{\"version\":1,\"command\":\"list\"}", headers: session).status == 200 else {
+                throw Options.Usage("the API's list failed in the crowd")
+            }
+            crowded.append(now() - start)
+        }
+        let stats = Stats(values: crowded)
+        report("  with \(browsers) logged-in browsers holding their live updates (\(accounts.count) accounts):")
+        row("list through the API, idle", idle, "p99 " + format(idle.percentile(0.99)))
+        row("list through the API, in the crowd", stats, "p99 " + format(stats.percentile(0.99)) + String(format: "; median %.2f× idle's", stats.median / idle.median))
+        let frontWith = front.map(residentMiB) ?? .nan, deskdWith = residentMiB(daemonPID)
+        report("  " + "deskd-web resident memory".padding(toLength: 38, withPad: " ", startingAt: 0)
+               + String(format: "%7.1f MiB idle, %7.1f MiB in the crowd", frontBefore, frontWith))
+        report("  " + "deskd resident memory".padding(toLength: 38, withPad: " ", startingAt: 0)
+               + String(format: "%7.1f MiB idle, %7.1f MiB in the crowd", deskdBefore, deskdWith))
+        streams.removeAll()
     }
 
     /// One request over a connection of its own (Connection: close), as the portal's page sends it.

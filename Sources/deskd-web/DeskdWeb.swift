@@ -29,6 +29,13 @@ struct DeskdWeb: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Every browser's connection is a descriptor (web.max_connections goes to 16384): the soft
+        // limit, 1024 under systemd, is raised to the hard one, as any network server's is.
+        var files = rlimit()
+        if getrlimit(RLIMIT_NOFILE_ID, &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            _ = setrlimit(RLIMIT_NOFILE_ID, &files)
+        }
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -49,3 +56,6 @@ struct DeskdWeb: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// RLIMIT_NOFILE as getrlimit's resource type (Glibc's enum imports as a struct).
+private let RLIMIT_NOFILE_ID = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)

@@ -127,6 +127,21 @@ import Testing
         #expect(links.revoke(sessionID: id, share: second.share) == 1)
         #expect(links.exchange(token: two) == nil && links.unused(sessionID: id).isEmpty)
     }
+
+    /// Issue 41, finding 5: made-up share ids were each remembered for five minutes. Only a share
+    /// issued for the session, and still held by something, is taken back and remembered.
+    @Test func aMadeUpShareIsRefusedAndLeavesNothingBehind() throws {
+        let links = BrowserLinks()
+        let id = Self.grant.sessionID
+        let token = try links.mint(Self.grant, ttl: .seconds(60))
+        for _ in 0..<1000 { #expect(links.revoke(sessionID: id, share: BrowserLinks.randomShare()) == nil) }
+        #expect(links.revoke(sessionID: "another-session", share: Self.grant.share) == nil, "another session's share is not this one's")
+        #expect(!links.isRevoked(sessionID: id, viewOnly: false, since: 0, share: BrowserLinks.randomShare()))
+        // A share whose relay is open (the caller says so) is taken back, though no link holds it.
+        #expect(links.revoke(sessionID: id, share: "relay-only-1", inUse: true) == 0)
+        #expect(links.isRevoked(sessionID: id, viewOnly: false, since: 0, share: "relay-only-1"))
+        #expect(links.exchange(token: token) != nil, "the real link was untouched")
+    }
 }
 
 extension BrowserLinks {

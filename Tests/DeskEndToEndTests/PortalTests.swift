@@ -261,9 +261,11 @@ struct PortalTests {
             TestUsers.reap(signedOn)
             _ = try? CommandResult.run("/usr/sbin/usermod", ["-U", other.name])
         }
-        _ = try daemon.start(signedOn.name, as: signedOn.name)
+        let desktop = try daemon.start(signedOn.name, as: signedOn.name)
+        let named = try daemon.deskctl(["url", desktop.display.description, "--for", other.name, "--json"], as: signedOn.name).decode(BrowserLink.self)
+        let namedToken = try #require(named.url.split(separator: "#token=").last.map(String.init))
 
-        let run = try CommandResult.run("/usr/bin/python3", [Self.singleSignOn, base, signedOn.name, other.name, otherPassword, newPassword])
+        let run = try CommandResult.run("/usr/bin/python3", [Self.singleSignOn, base, signedOn.name, other.name, otherPassword, newPassword, namedToken])
         print("PortalTests: single sign-on → \(run.stdout)\(run.stderr)")
         let result = try Self.json(run.stdout)
 
@@ -293,6 +295,9 @@ struct PortalTests {
         #expect(result["otherLogin"] as? Int == 200 && result["beforeChange"] as? Int == 200)
         #expect(result["afterChange"] as? Int == 401 && result["newLogin"] as? Int == 200 && result["newLoginWorks"] as? Int == 200)
         #expect(result["afterLock"] as? Int == 401)
+        // Issue 41: a link for named accounts checks the login against the user the proxy names now.
+        #expect(result["namedLinkUnderAnotherSignedOnUser"] as? Int == 403, "\(result["namedLinkUnderAnotherSignedOnUser"] ?? "")")
+        #expect(result["namedLinkForItsViewer"] as? Int == 200, "\(result["namedLinkForItsViewer"] ?? "")")
         // The audit trail names the proxy; the gateway counted the forgeries.
         let logins = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .login && $0.ok }
         #expect(logins.contains { $0.user == signedOn.name && $0.outcome.contains("single sign-on via 127.0.0.1") }, "\(logins)")

@@ -3,7 +3,10 @@
 JSON object on stdout. Run by PortalTests against a deskd whose gateway is BASE (on 127.0.0.1),
 with web.trusted_proxies = ["127.0.0.1"] and web.sso_header = "X-Remote-User".
 
-    portal_sso.py BASE SIGNED-ON OTHER OTHER-PASSWORD NEW-PASSWORD
+    portal_sso.py BASE SIGNED-ON OTHER OTHER-PASSWORD NEW-PASSWORD NAMED-LINK-TOKEN
+
+NAMED-LINK-TOKEN is a link SIGNED-ON made for OTHER only: OTHER's password login must not open it
+through the proxy while the proxy names SIGNED-ON, and opens it without the proxy.
 
 The "proxy" is this script connecting from 127.0.0.1; a browser writing the header itself is
 this script connecting from 127.0.0.2, which the gateway also answers on loopback but does not
@@ -88,9 +91,22 @@ def events(base, headers):
 
 
 def main():
-    base, signed_on, other, other_password, new_password = sys.argv[1:6]
+    base, signed_on, other, other_password, new_password, named_token = sys.argv[1:7]
     result = {}
     proxied = {"X-Remote-User": signed_on, "X-Forwarded-For": "198.51.100.7"}
+    status, headers, _ = call(base, "POST", "/api/login", {"user": other, "password": other_password}, source="127.0.0.2")
+    viewer_cookie = cookie_of(headers)
+    # OTHER's login cookie, brought through the proxy while the proxy names SIGNED-ON: no login of
+    # OTHER's for a link for OTHER only. Without the proxy, the same cookie opens it.
+    def exchange(headers, source):
+        url = urllib.parse.urlparse(base)
+        connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30, source_address=(source, 0))
+        connection.request("POST", "/exchange", body=named_token, headers={"Origin": f"{url.scheme}://{url.netloc}", **headers})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    result["namedLinkUnderAnotherSignedOnUser"] = exchange({"Cookie": f"deskd_web={viewer_cookie}", "X-Remote-User": signed_on}, "127.0.0.1")
+    result["namedLinkForItsViewer"] = exchange({"Cookie": f"deskd_web={viewer_cookie}"}, "127.0.0.2")
 
     # Through the trusted proxy: the page's first request logs the signed-on user in.
     status, headers, answer = call(base, "GET", "/api/session", headers=proxied)

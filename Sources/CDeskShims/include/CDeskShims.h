@@ -80,6 +80,14 @@ struct deskd_tcp_socket {
 int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, unsigned short port_high,
                       struct deskd_tcp_socket *out, int capacity);
 
+/// The uid that owns the TCP socket bound to `source`:`source_port` and connected to
+/// `destination`:`destination_port` (addresses in network order, 4 bytes for AF_INET, 16 for
+/// AF_INET6): one exact sock_diag lookup, no dump. For a connection accepted from a peer on this
+/// host, asked with the peer's address as `source`, it is the account that made the peer's end.
+/// 0 with `*uid` set, or -1 with errno (ENOENT: no such socket, it closed meanwhile).
+int deskd_tcp_socket_owner(int family, const void *source, unsigned short source_port,
+                           const void *destination, unsigned short destination_port, unsigned int *uid);
+
 /// One Unix socket as sock_diag reports it: a listener, or one end of a connection. An
 /// accepted connection carries its listener's path as its name, which is how viewers of a
 /// session's RFB socket are counted.

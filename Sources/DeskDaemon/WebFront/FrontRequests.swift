@@ -16,10 +16,14 @@ struct FrontRequests: Sendable {
     /// Portal logins and their cookies.
     let portal: WebPortal
 
-    /// A browser's address as the front says it: printable and short, or "?" (it reaches the
-    /// audit trail and the throttle's table).
+    /// A browser's address or client as the front says it: printable and short, or "?" (it
+    /// reaches the audit trail and the throttle's table).
     static func address(_ text: String) -> String {
         text.utf8.count <= 64 && !text.isEmpty && text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) ? text : "?"
+    }
+
+    static func peer(address: String, client: String) -> WebPeer {
+        WebPeer(address: Self.address(address), client: Self.address(client))
     }
 
     /// What a request did to its front's connection.
@@ -62,8 +66,8 @@ struct FrontRequests: Sendable {
 
     func handle(_ request: FrontRequest, from front: FrontPeer) async {
         switch request {
-        case .exchange(let call, let token, let viewer):
-            let uid = if let viewer { await portal.viewer(cookie: viewer) } else { UInt32?.none }
+        case .exchange(let call, let token, let viewer, let signedOn):
+            let uid = if let viewer { await portal.viewer(cookie: viewer, signedOn: signedOn) } else { UInt32?.none }
             switch exchange(token: token, viewer: uid) {
             case .granted(let cookie, let grant):
                 front.send(.exchanged(call: call, cookie: cookie, viewOnly: grant.viewOnly, forNamedViewers: false))
@@ -84,17 +88,17 @@ struct FrontRequests: Sendable {
             }
         case .scrape(let call):
             front.send(.scraped(call: call, text: await service.metricsText()))
-        case .login(let call, let user, let password, let address):
-            front.send(.loginStep(call: call, step: await portal.login(user: user, password: password, address: Self.address(address))))
-        case .loginAnswer(let call, let attempt, let answer, let address):
-            front.send(.loginStep(call: call, step: await portal.answer(attempt: attempt, text: answer, address: Self.address(address))))
-        case .singleSignOn(let call, let user, let proxy, let address):
-            front.send(.loginStep(call: call, step: await portal.singleSignOn(user: user, proxy: proxy, address: Self.address(address))))
+        case .login(let call, let user, let password, let address, let client):
+            front.send(.loginStep(call: call, step: await portal.login(user: user, password: password, from: Self.peer(address: address, client: client))))
+        case .loginAnswer(let call, let attempt, let answer, let address, let client):
+            front.send(.loginStep(call: call, step: await portal.answer(attempt: attempt, text: answer, from: Self.peer(address: address, client: client))))
+        case .singleSignOn(let call, let user, let proxy, let address, let client):
+            front.send(.loginStep(call: call, step: await portal.singleSignOn(user: user, proxy: proxy, from: Self.peer(address: address, client: client))))
         case .identify(let call, let cookie, let touch):
             front.send(.identity(call: call, identity: await portal.identify(cookie: cookie, touch: touch)))
         case .watch(let call, let cookie, let after, let signedOn):
-            let (generation, loggedIn) = await portal.watch(cookie: cookie, after: after, signedOn: signedOn)
-            front.send(.watched(call: call, generation: generation, loggedIn: loggedIn))
+            let watched = await portal.watch(cookie: cookie, after: after, signedOn: signedOn)
+            front.send(.watched(call: call, generation: watched.generation, loggedIn: watched.loggedIn, account: watched.account))
         case .logout(let call, let cookie):
             await portal.logout(cookie: cookie)
             front.send(.identity(call: call, identity: nil))

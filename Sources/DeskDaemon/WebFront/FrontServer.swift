@@ -160,7 +160,7 @@ final class FrontServer: Service, Sendable {
             let limit = watch == nil ? peer.inFlight : peer.watches
             guard limit.take() else {
                 if let watch {
-                    peer.send(.watched(call: watch, generation: nil, loggedIn: true))
+                    peer.send(.watched(call: watch, generation: nil, loggedIn: true, account: nil))
                     continue
                 }
                 logger.warning("web front cut off: it asked faster than deskd answers", metadata: ["peer.pid": "\(peer.credentials.pid)"])

@@ -14,29 +14,36 @@ actor WebPortal {
     let harness: ControlHarness
     let sessions = WebSessions()
     let throttle = LoginThrottle()
+    let slots = LoginSlots()
     private var attempts: [String: Attempt] = [:]
-    /// Addresses with a deskd-auth at work now (not waiting for the page's answer).
-    private var running: Set<String> = []
     private let logger: Logger
 
     /// A login waiting for the user's answer to a further question.
     private struct Attempt {
         let helper: AuthHelper
         let user: String
-        let address: String
+        let account: UInt32
+        let peer: WebPeer
         let began: ContinuousClock.Instant
     }
 
-    /// Logins waiting for the page's answer to a question (each is a process).
+    /// Logins waiting for the page's answer to a question (each is a process): in all, and for
+    /// one client or one account (a PAM stack that asks for a one-time code even after a wrong
+    /// password would otherwise let anyone fill them).
     static let maxAttempts = 32
-    /// deskd-auth processes at work at once.
-    static let maxRunning = 16
+    static let maxAttemptsPerClient = 2
+    static let maxAttemptsPerAccount = 2
     /// How long a question may wait for its answer.
     static let answerWait: Duration = .seconds(180)
     /// How long deskd-auth may take between lines (a PAM module's delay on failure is seconds).
     static let lineWait: Duration = .seconds(30)
+    /// How long a login for a name that is no account takes to be refused: about what pam_unix's
+    /// delay on failure takes (2 s, give or take a quarter), so the answer's time tells no more
+    /// than its words that no such account exists; it holds no slot and runs no process.
+    static let noAccountDelay: ClosedRange<Double> = 1.5...2.5
     static let service = "deskd-web"
     static let wrongPassword = "The user name or password is wrong."
+    static let busy = "deskd is busy with other logins (or another of yours); try again in a moment."
 
     init(service: SessionService, harness: ControlHarness, logger: Logger) {
         self.service = service
@@ -50,62 +57,65 @@ actor WebPortal {
 
     // MARK: Logging in
 
-    func login(user: String, password: String, address: String) async -> LoginStep {
+    func login(user: String, password: String, from peer: WebPeer) async -> LoginStep {
         expireAttempts()
-        if let wait = throttle.wait(address: address, user: user) {
+        // The account tried, by uid: every spelling the account database accepts for it is one account.
+        let account = Self.isPlausibleName(user) ? UserAccount.named(user) : nil
+        if let wait = throttle.wait(client: peer.client, account: account?.uid) {
             let seconds = max(1, Int(wait.components.seconds))
-            audit(user: user, uid: nil, address: address, ok: false, outcome: "throttled")
+            audit(user: user, uid: account?.uid, peer: peer, ok: false, outcome: "throttled")
             return .refused(message: "Too many failed logins from your address or for this account; wait \(seconds) s and try again.")
         }
-        guard Self.isPlausibleName(user) else {
-            throttle.attempted(address: address, user: "?")
-            return refused(user: user, address: address, why: "no such account", message: Self.wrongPassword)
+        guard let account else {
+            // No PAM, no slot, no key of its own in the throttle: the sender's failure, after
+            // the time a wrong password takes.
+            throttle.attempted(client: peer.client, account: nil)
+            try? await Task.sleep(for: .seconds(Double.random(in: Self.noAccountDelay)))
+            return refused(user: user, uid: nil, peer: peer, why: "no such account", message: Self.wrongPassword)
         }
-        if settings.denyUsers.contains(user) {
-            throttle.attempted(address: address, user: user)
-            return refused(user: user, address: address, why: "denied by web.deny_users",
+        if settings.denyUsers.contains(user) || settings.denyUsers.contains(account.name) {
+            throttle.attempted(client: peer.client, account: account.uid)
+            return refused(user: user, uid: account.uid, peer: peer, why: "denied by web.deny_users",
                            message: "\(user) may not log in to the portal (web.deny_users); log in as yourself.")
-        }
-        // Slots are taken before the first wait (the actor takes other logins meanwhile): at most
-        // `maxRunning` deskd-auth processes at once, one per address.
-        guard running.count < Self.maxRunning, !running.contains(address) else {
-            return .refused(message: "deskd is busy with other logins (or one from your address); try again in a moment.")
         }
         guard let program = AuthHelper.locate() else {
             logger.error("deskd-auth is not beside deskd (nor in ../libexec/deskd): no portal login can succeed; reinstall deskd")
             return .refused(message: "Logins are not possible on this host now (deskd-auth is missing); tell an admin.")
         }
+        // A slot: one per client, two per account, `LoginSlots.Limits.total` in all, after a short wait at most.
+        let holder = LoginSlots.Holder(client: peer.client, account: account.uid)
+        guard await slots.acquire(holder) else { return .refused(message: Self.busy) }
+        defer { slots.release(holder) }
         let helper: AuthHelper
-        do { helper = try AuthHelper.start(program: program, service: Self.service, user: user, remoteHost: address) } catch {
+        do { helper = try AuthHelper.start(program: program, service: Self.service, user: user, remoteHost: peer.address) } catch {
             logger.error("deskd-auth could not be started", metadata: ["error": "\(error)"])
             return .refused(message: "deskd could not start the login; tell an admin.")
         }
         // Counted as a failure until it succeeds: a burst of attempts at once counts in full.
-        throttle.attempted(address: address, user: user)
-        running.insert(address)
-        defer { running.remove(address) }
-        return await drive(helper, user: user, address: address, password: password, answer: nil, began: .now)
+        throttle.attempted(client: peer.client, account: account.uid)
+        return await drive(helper, user: user, account: account.uid, peer: peer, password: password, answer: nil, began: .now)
     }
 
-    func answer(attempt id: String, text: String, address: String) async -> LoginStep {
+    func answer(attempt id: String, text: String, from peer: WebPeer) async -> LoginStep {
         expireAttempts()
-        guard let attempt = attempts[id], attempt.address == address else {
+        guard let attempt = attempts[id], attempt.peer.client == peer.client else {
             return .refused(message: "That login has timed out; start again.")
         }
         attempts[id] = nil
-        guard running.count < Self.maxRunning, !running.contains(address) else {
+        let holder = LoginSlots.Holder(client: peer.client, account: attempt.account)
+        guard await slots.acquire(holder) else {
             attempt.helper.end()
-            return .refused(message: "deskd is busy with other logins (or one from your address); start again in a moment.")
+            return .refused(message: Self.busy)
         }
-        running.insert(address)
-        defer { running.remove(address) }
-        return await drive(attempt.helper, user: attempt.user, address: address, password: nil, answer: text, began: attempt.began)
+        defer { slots.release(holder) }
+        return await drive(attempt.helper, user: attempt.user, account: attempt.account, peer: peer, password: nil, answer: text, began: attempt.began)
     }
 
     /// Answers deskd-auth's pending question with `answer` (a page's answer to a question it
     /// was shown), or its first question with `password` (the login form's), then reads until it
     /// asks something more (a question for the page) or ends.
-    private func drive(_ helper: AuthHelper, user: String, address: String, password: String?, answer: String?, began: ContinuousClock.Instant) async -> LoginStep {
+    private func drive(_ helper: AuthHelper, user: String, account uid: UInt32, peer: WebPeer, password: String?, answer: String?,
+                       began: ContinuousClock.Instant) async -> LoginStep {
         let outcome = await onDedicatedThread { () -> AuthOutcome in
             var messages: [String] = []
             /// What modules said as errors (pam_unix's "Your account has expired", only once the
@@ -138,31 +148,33 @@ actor WebPortal {
         }
         switch outcome {
         case .question(let text, let echo, let messages):
-            guard attempts.count < Self.maxAttempts else {
+            guard attempts.count < Self.maxAttempts,
+                  attempts.values.count(where: { $0.peer.client == peer.client }) < Self.maxAttemptsPerClient,
+                  attempts.values.count(where: { $0.account == uid }) < Self.maxAttemptsPerAccount else {
                 helper.end()
-                return .refused(message: "deskd is busy with other logins; try again in a moment.")
+                return .refused(message: "deskd is busy with other logins (or another of yours waits for an answer); try again in a moment.")
             }
             let id = BrowserLinks.randomToken()
-            attempts[id] = Attempt(helper: helper, user: user, address: address, began: began)
+            attempts[id] = Attempt(helper: helper, user: user, account: uid, peer: peer, began: began)
             return .question(attempt: id, text: String(text.prefix(512)), echo: echo, messages: messages)
         case .succeeded:
             helper.end()
             // The account PAM let in, as the account database names it: the deny list is checked
             // against that name too (a case-insensitive directory could spell it otherwise).
-            guard let account = UserAccount.named(user), account.uid != 0, !settings.denyUsers.contains(account.name) else {
-                return refused(user: user, address: address, why: "PAM accepted a name that is no account here, or a denied one", message: Self.wrongPassword)
+            guard let account = UserAccount.named(user), account.uid == uid, account.uid != 0, !settings.denyUsers.contains(account.name) else {
+                return refused(user: user, uid: uid, peer: peer, why: "PAM accepted a name that is no account here, or a denied one", message: Self.wrongPassword)
             }
-            throttle.succeeded(address: address, user: user)
+            throttle.succeeded(client: peer.client, account: uid)
             let (cookie, login) = sessions.open(account, password: PasswordState.of(account: account.name))
-            audit(user: account.name, uid: account.uid, address: address, ok: true, outcome: "logged in")
-            logger.notice("portal login", metadata: ["session.user": "\(account.name)", "web.address": "\(address)"])
+            audit(user: account.name, uid: account.uid, peer: peer, ok: true, outcome: "logged in")
+            logger.notice("portal login", metadata: ["session.user": "\(account.name)", "web.address": "\(peer.address)"])
             return .loggedIn(cookie: cookie, identity: identity(login))
         case .refused(let code, let words, let said):
             helper.end()
-            return refused(user: user, address: address, why: "PAM \(code): \(words)", message: Self.sentence(code: code, words: words, said: said))
+            return refused(user: user, uid: uid, peer: peer, why: "PAM \(code): \(words)", message: Self.sentence(code: code, words: words, said: said))
         case .silent:
             helper.end()
-            return refused(user: user, address: address, why: "deskd-auth said nothing", message: "The login did not complete; try again.")
+            return refused(user: user, uid: uid, peer: peer, why: "deskd-auth said nothing", message: "The login did not complete; try again.")
         }
     }
 
@@ -187,9 +199,9 @@ actor WebPortal {
         }
     }
 
-    private func refused(user: String, address: String, why: String, message: String) -> LoginStep {
-        audit(user: user, uid: UserAccount.named(user)?.uid, address: address, ok: false, outcome: "refused")
-        logger.notice("portal login refused", metadata: ["session.user": "\(Self.isPlausibleName(user) ? user : "?")", "web.address": "\(address)", "reason": "\(why)"])
+    private func refused(user: String, uid: UInt32?, peer: WebPeer, why: String, message: String) -> LoginStep {
+        audit(user: user, uid: uid, peer: peer, ok: false, outcome: "refused")
+        logger.notice("portal login refused", metadata: ["session.user": "\(Self.isPlausibleName(user) ? user : "?")", "web.address": "\(peer.address)", "reason": "\(why)"])
         return .refused(message: message)
     }
 
@@ -212,7 +224,7 @@ actor WebPortal {
     /// `web.sso_header`. Believed only from a proxy `web.trusted_proxies` names (the front checked
     /// its peer, and deskd checks the name again against its own list), for an account that
     /// exists here, is not root and not denied, and has not expired.
-    func singleSignOn(user: String, proxy: String, address: String) -> LoginStep {
+    func singleSignOn(user: String, proxy: String, from peer: WebPeer) -> LoginStep {
         guard settings.singleSignOnHeader != nil, settings.trustedProxies.contains(proxy) else {
             logger.warning("single sign-on refused: the front named a proxy deskd does not trust, or single sign-on is off",
                            metadata: ["web.proxy": "\(proxy)"])
@@ -220,15 +232,15 @@ actor WebPortal {
         }
         guard Self.isPlausibleName(user), let account = UserAccount.named(user), account.uid != 0,
               !settings.denyUsers.contains(user), !settings.denyUsers.contains(account.name) else {
-            return refused(user: user, address: address, why: "single sign-on named no account here, or a denied one",
+            return refused(user: user, uid: nil, peer: peer, why: "single sign-on named no account here, or a denied one",
                            message: "Your site's sign-on named \(Self.isPlausibleName(user) ? user : "an account") that may not use this portal; ask an admin.")
         }
         if let password = PasswordState.of(account: account.name), password.hasExpired(onDay: PasswordState.today) {
-            return refused(user: user, address: address, why: "account expired", message: "This account has expired; ask an admin to renew it.")
+            return refused(user: user, uid: account.uid, peer: peer, why: "account expired", message: "This account has expired; ask an admin to renew it.")
         }
         let (cookie, login) = sessions.open(account, singleSignOn: true)
-        audit(user: account.name, uid: account.uid, address: address, ok: true, outcome: "logged in by single sign-on via \(proxy)")
-        logger.notice("portal login by single sign-on", metadata: ["session.user": "\(account.name)", "web.address": "\(address)", "web.proxy": "\(proxy)"])
+        audit(user: account.name, uid: account.uid, peer: peer, ok: true, outcome: "logged in by single sign-on via \(proxy)")
+        logger.notice("portal login by single sign-on", metadata: ["session.user": "\(account.name)", "web.address": "\(peer.address)", "web.proxy": "\(proxy)"])
         return .loggedIn(cookie: cookie, identity: identity(login))
     }
 
@@ -265,9 +277,10 @@ actor WebPortal {
     }
 
     /// The account a browser's portal cookie is logged in as, for a link for named accounts
-    /// (which does not count as the login's activity).
-    func viewer(cookie: String) -> UInt32? {
-        check(cookie, touch: false)?.uid
+    /// (which does not count as the login's activity). `signedOn`: the user a trusted proxy names
+    /// for the browser now; a login of anyone else is none.
+    func viewer(cookie: String, signedOn: String? = nil) -> UInt32? {
+        check(cookie, touch: false, signedOn: signedOn)?.uid
     }
 
     /// How long a page's live update waits for a change before it is answered "nothing yet".
@@ -275,23 +288,23 @@ actor WebPortal {
 
     /// A page's live update: the changes' count once it passes `after` (nil: now), or nil after
     /// `watchWait`; `loggedIn` false once the login has ended. Never touches the idle clock.
-    func watch(cookie: String, after: UInt64?, signedOn: String? = nil) async -> (generation: UInt64?, loggedIn: Bool) {
-        guard let login = check(cookie, touch: false, signedOn: signedOn) else { return (nil, false) }
+    func watch(cookie: String, after: UInt64?, signedOn: String? = nil) async -> WatchAnswer {
+        guard let login = check(cookie, touch: false, signedOn: signedOn) else { return WatchAnswer(generation: nil, loggedIn: false) }
         let changes = service.environment.changes
         // An admin's page shows every user's desktops, and hears of every change.
         let audience: SessionChanges.Audience = service.isAdmin(login.uid) ? .everyone : .account(login.uid)
-        guard let after else { return (changes.generation(for: audience), true) }
+        guard let after else { return WatchAnswer(generation: changes.generation(for: audience), loggedIn: true, account: login.uid) }
         let generation = await changes.next(for: audience, after: after, within: Self.watchWait)
         // The login may have ended meanwhile (a logout, its idle time): the page hears that instead.
-        guard check(cookie, touch: false, signedOn: signedOn) != nil else { return (nil, false) }
-        return (generation, true)
+        guard check(cookie, touch: false, signedOn: signedOn) != nil else { return WatchAnswer(generation: nil, loggedIn: false) }
+        return WatchAnswer(generation: generation, loggedIn: true, account: login.uid)
     }
 
     func logout(cookie: String) {
         guard let login = sessions.close(cookie) else { return }
         // The page's live updates hear of it now, not at their next wait's end.
         service.environment.changes.bump(uid: login.uid)
-        audit(user: login.user, uid: login.uid, address: nil, ok: true, outcome: "logged out")
+        audit(user: login.user, uid: login.uid, by: login.uid, peer: nil, ok: true, outcome: "logged out")
     }
 
     /// A page's request, as its user: the control protocol's harness decides and audits it.
@@ -330,11 +343,16 @@ actor WebPortal {
                            lifetimeSeconds: max(0, Int((lifetime - (now - login.began)).components.seconds)))
     }
 
-    private func audit(user: String, uid: UInt32?, address: String?, ok: Bool, outcome: String) {
+    /// A portal login's entry: the account tried in `user` and `uid`, never as the caller (a
+    /// browser before its login is no one; a refusal must not spend that account's allowance),
+    /// the browser's address in `detail`, and the allowance its client's own (`AuditLimiter`).
+    /// `by`: the caller, for what a logged-in page did (a logout). A login that succeeded is
+    /// always recorded; refusals go through the rate limit.
+    private func audit(user: String, uid: UInt32?, by caller: UInt32? = nil, peer: WebPeer?, ok: Bool, outcome: String) {
         let shown = Self.isPlausibleName(user) ? user : "?"
-        let entry = AuditEntry(time: Date(), peerUID: uid ?? 0, peerPID: 0, peerUser: shown, command: ok && outcome == "logged out" ? .logout : .login,
-                               user: shown, uid: uid, display: nil, detail: address.map { "web from \($0)" }, ok: ok, outcome: outcome)
-        // A login or logout that happened is always recorded; refusals go through the rate limit.
-        service.audit.record(entry, changedSessions: ok)
+        let entry = AuditEntry(time: Date(), peerUID: caller, peerPID: 0, peerUser: caller == nil ? nil : shown,
+                               command: ok && outcome == "logged out" ? .logout : .login,
+                               user: shown, uid: uid, display: nil, detail: peer.map { "web from \($0.address)" }, ok: ok, outcome: outcome)
+        service.audit.record(entry, alwaysKept: ok, client: peer?.client)
     }
 }

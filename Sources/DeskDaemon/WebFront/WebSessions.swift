@@ -87,38 +87,66 @@ final class WebSessions: Sendable {
     }
 }
 
-/// Failed portal logins, so a password cannot be guessed at speed: per browser address and per
-/// account. Five failures from an address, or ten against an account, in ten minutes make it
-/// wait, doubling from 30 s to 15 min; a success clears nothing (failures age out). More than
-/// 60 failures a minute from everywhere make every address that has failed at all wait a
-/// minute, so a flood from many addresses cannot lock out those who never mistyped.
+/// Failed portal logins, so a password cannot be guessed at speed: per client (`WebPeer.client`:
+/// a local account, a remote address, an IPv6 /64) and per account (by uid, so every spelling a
+/// directory accepts for one account is one account). Five failures from a client, or ten
+/// against an account, in ten minutes make it wait, doubling from 30 s to 15 min; a success
+/// clears nothing (failures age out). More than 60 failures a minute from everywhere make every
+/// client that has failed at all wait a minute, so a flood from many clients cannot lock out
+/// those who never mistyped.
+///
+/// The table is bounded, and a penalty that is running is never dropped to make room, however
+/// many other keys arrive: a name that is no account costs its sender's key only, never a key
+/// of its own, and only keys with no penalty running are forgotten first (the oldest of them).
 final class LoginThrottle: Sendable {
+    /// A key of the table: a client, or an account.
+    enum Key: Hashable, Sendable {
+        case client(String)
+        case account(UInt32)
+
+        var free: Int {
+            switch self {
+            case .client: LoginThrottle.freeFailuresPerClient
+            case .account: LoginThrottle.freeFailuresPerAccount
+            }
+        }
+    }
+
     private struct State {
-        var failures: [String: [ContinuousClock.Instant]] = [:]
+        var failures: [Key: [ContinuousClock.Instant]] = [:]
         var everywhere: [ContinuousClock.Instant] = []
     }
 
     private let state = Mutex(State())
+    let capacity: Int
     static let window: Duration = .seconds(600)
-    static let freeFailuresPerAddress = 5
+    static let freeFailuresPerClient = 5
     static let freeFailuresPerAccount = 10
     static let totalPerMinute = 60
 
-    /// How long an attempt from `address` at `user` must wait; nil: it may try now.
-    func wait(address: String, user: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    init(capacity: Int = 10_000) {
+        self.capacity = capacity
+    }
+
+    private static func keys(client: String, account: UInt32?) -> [Key] {
+        [.client(client)] + (account.map { [.account($0)] } ?? [])
+    }
+
+    /// How long an attempt from `client` at `account` (nil: a name that is no account) must
+    /// wait; nil: it may try now.
+    func wait(client: String, account: UInt32?, now: ContinuousClock.Instant = .now) -> Duration? {
         state.withLock { state in
             state.everywhere.removeAll { now - $0 > .seconds(60) }
-            let fromAddress = Self.recent(&state, "address:" + address, now: now)
-            if state.everywhere.count > Self.totalPerMinute, !fromAddress.isEmpty, let first = state.everywhere.first {
+            let fromClient = Self.recent(&state, .client(client), now: now)
+            if state.everywhere.count > Self.totalPerMinute, !fromClient.isEmpty, let first = state.everywhere.first {
                 return .seconds(60) - (now - first)
             }
-            let atUser = Self.recent(&state, "user:" + user, now: now)
-            return [Self.penalty(fromAddress, free: Self.freeFailuresPerAddress, now: now),
-                    Self.penalty(atUser, free: Self.freeFailuresPerAccount, now: now)].compactMap { $0 }.max()
+            return Self.keys(client: client, account: account)
+                .compactMap { Self.penalty(Self.recent(&state, $0, now: now), free: $0.free, now: now) }.max()
         }
     }
 
-    private static func recent(_ state: inout State, _ key: String, now: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
+    private static func recent(_ state: inout State, _ key: Key, now: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
         let recent = (state.failures[key] ?? []).filter { now - $0 < window }
         state.failures[key] = recent.isEmpty ? nil : recent
         return recent
@@ -133,28 +161,49 @@ final class LoginThrottle: Sendable {
 
     /// Counted at the start of every attempt (so a burst of attempts at once counts in full);
     /// `succeeded` takes the one back.
-    func attempted(address: String, user: String, now: ContinuousClock.Instant = .now) {
+    func attempted(client: String, account: UInt32?, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            for key in ["address:" + address, "user:" + user] {
+            for key in Self.keys(client: client, account: account) {
+                if state.failures[key] == nil, state.failures.count >= capacity, !Self.makeRoom(&state, now: now) {
+                    // Every key has a penalty running (thousands of clients, each failing five
+                    // times): none is dropped; this one goes uncounted, and the flood guard
+                    // (`totalPerMinute`) is what holds it.
+                    continue
+                }
                 state.failures[key, default: []].append(now)
-                // Bounded: a key keeps its last 64 failures; at most 10,000 keys are kept.
+                // Bounded: a key keeps its last 64 failures.
                 if state.failures[key]!.count > 64 { state.failures[key]!.removeFirst() }
             }
             state.everywhere.append(now)
             if state.everywhere.count > 4 * Self.totalPerMinute { state.everywhere.removeFirst() }
-            while state.failures.count > 10_000, let stale = state.failures.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
-                state.failures[stale] = nil
-            }
         }
     }
 
+    /// Forgets the key, among those with no penalty running, whose last failure is the oldest;
+    /// false if every key has a penalty running.
+    private static func makeRoom(_ state: inout State, now: ContinuousClock.Instant) -> Bool {
+        var stale: (key: Key, last: ContinuousClock.Instant)?
+        for (key, failures) in state.failures {
+            let recent = failures.filter { now - $0 < window }
+            if penalty(recent, free: key.free, now: now) != nil { continue }
+            let last = recent.last ?? failures.last ?? now
+            if stale == nil || last < stale!.last { stale = (key, last) }
+        }
+        guard let stale else { return false }
+        state.failures[stale.key] = nil
+        return true
+    }
+
     /// The attempt's provisional failure taken back: it was not one.
-    func succeeded(address: String, user: String) {
+    func succeeded(client: String, account: UInt32?) {
         state.withLock { state in
-            for key in ["address:" + address, "user:" + user] {
+            for key in Self.keys(client: client, account: account) {
                 if !(state.failures[key]?.isEmpty ?? true) { state.failures[key]!.removeLast() }
             }
             if !state.everywhere.isEmpty { state.everywhere.removeLast() }
         }
     }
+
+    /// Keys held now (for tests and the bound).
+    var keys: Int { state.withLock { $0.failures.count } }
 }

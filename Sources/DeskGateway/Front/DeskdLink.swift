@@ -96,7 +96,7 @@ extension FrontEvent {
     var call: UInt64? {
         switch self {
         case .exchanged(let call, _, _, _), .redeemed(let call, _), .connected(let call, _), .scraped(let call, _),
-             .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _), .answered(let call, _, _): call
+             .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _, _), .answered(let call, _, _): call
         case .setup, .listen, .disconnect: nil
         }
     }
@@ -111,12 +111,12 @@ public struct RemoteAuthority: GatewayAuthority {
     }
 
     public func exchange(token: String) async -> (cookie: String, viewOnly: Bool)? {
-        guard case .granted(let cookie, let viewOnly) = await exchange(token: token, portalCookie: nil) else { return nil }
+        guard case .granted(let cookie, let viewOnly) = await exchange(token: token, portalCookie: nil, signedOn: nil) else { return nil }
         return (cookie, viewOnly)
     }
 
-    public func exchange(token: String, portalCookie: String?) async -> LinkExchange {
-        switch await link.answer({ .exchange(call: $0, token: token, viewer: portalCookie) }) {
+    public func exchange(token: String, portalCookie: String?, signedOn: String?) async -> LinkExchange {
+        switch await link.answer({ .exchange(call: $0, token: token, viewer: portalCookie, signedOn: signedOn) }) {
         case .exchanged(_, let cookie?, let viewOnly, _)?: .granted(cookie: cookie, viewOnly: viewOnly)
         case .exchanged(_, nil, _, true)?: .forNamedViewers
         default: .refused
@@ -150,18 +150,24 @@ public struct RemoteAuthority: GatewayAuthority {
 }
 
 extension RemoteAuthority: PortalAuthority {
-    public func login(user: String, password: String, address: String) async -> LoginStep? {
-        guard case .loginStep(_, let step)? = await link.answer({ .login(call: $0, user: user, password: password, address: address) }) else { return nil }
+    public func login(user: String, password: String, from peer: WebPeer) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({
+            .login(call: $0, user: user, password: password, address: peer.address, client: peer.client)
+        }) else { return nil }
         return step
     }
 
-    public func answer(attempt: String, text: String, address: String) async -> LoginStep? {
-        guard case .loginStep(_, let step)? = await link.answer({ .loginAnswer(call: $0, attempt: attempt, answer: text, address: address) }) else { return nil }
+    public func answer(attempt: String, text: String, from peer: WebPeer) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({
+            .loginAnswer(call: $0, attempt: attempt, answer: text, address: peer.address, client: peer.client)
+        }) else { return nil }
         return step
     }
 
-    public func singleSignOn(user: String, proxy: String, address: String) async -> LoginStep? {
-        guard case .loginStep(_, let step)? = await link.answer({ .singleSignOn(call: $0, user: user, proxy: proxy, address: address) }) else { return nil }
+    public func singleSignOn(user: String, proxy: String, from peer: WebPeer) async -> LoginStep? {
+        guard case .loginStep(_, let step)? = await link.answer({
+            .singleSignOn(call: $0, user: user, proxy: proxy, address: peer.address, client: peer.client)
+        }) else { return nil }
         return step
     }
 
@@ -170,10 +176,10 @@ extension RemoteAuthority: PortalAuthority {
         return identity
     }
 
-    public func watch(cookie: String, after: UInt64?, signedOn: String?) async -> (generation: UInt64?, loggedIn: Bool)? {
-        guard case .watched(_, let generation, let loggedIn)? = await link.answer({ .watch(call: $0, cookie: cookie, after: after, signedOn: signedOn) })
+    public func watch(cookie: String, after: UInt64?, signedOn: String?) async -> WatchAnswer? {
+        guard case .watched(_, let generation, let loggedIn, let account)? = await link.answer({ .watch(call: $0, cookie: cookie, after: after, signedOn: signedOn) })
         else { return nil }
-        return (generation, loggedIn)
+        return WatchAnswer(generation: generation, loggedIn: loggedIn, account: account)
     }
 
     public func logout(cookie: String) async {

@@ -4,8 +4,9 @@ import FoundationEssentials
 /// deskd's: the front holds no password and opens no desktop itself.
 public enum FrontRequest: Sendable, Equatable, Codable {
     /// A link's token, traded for a cookie (`FrontEvent.exchanged`), with the browser's portal
-    /// login cookie where it has one (a link for named accounts opens only for them).
-    case exchange(call: UInt64, token: String, viewer: String?)
+    /// login cookie where it has one (a link for named accounts opens only for them), and the
+    /// user a trusted proxy names for this browser now, if it does (a login of anyone else is none).
+    case exchange(call: UInt64, token: String, viewer: String?, signedOn: String?)
     /// A cookie, spent at a WebSocket upgrade (`FrontEvent.redeemed`).
     case redeem(call: UInt64, cookie: String)
     /// The desktop's socket for a relay deskd granted (`FrontEvent.connected`, with the socket).
@@ -19,13 +20,14 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     /// A listener deskd passed could not be served (its TLS material, most likely).
     case listenerFailed(listener: String, reason: String)
     /// A portal login: the account's name and password, and the browser's address (for the
-    /// throttle and the audit trail). `FrontEvent.loginStep`.
-    case login(call: UInt64, user: String, password: String, address: String)
+    /// audit trail) and client (`WebPeer`: for the throttle, the login slots and the audit's
+    /// allowance). `FrontEvent.loginStep`.
+    case login(call: UInt64, user: String, password: String, address: String, client: String)
     /// The answer to a login's further question (a one-time code, a new password). `FrontEvent.loginStep`.
-    case loginAnswer(call: UInt64, attempt: String, answer: String, address: String)
+    case loginAnswer(call: UInt64, attempt: String, answer: String, address: String, client: String)
     /// A portal login by single sign-on: `user` as the trusted proxy at `proxy` named them (the
     /// front checked the peer; deskd checks it again against its own list). `FrontEvent.loginStep`.
-    case singleSignOn(call: UInt64, user: String, proxy: String, address: String)
+    case singleSignOn(call: UInt64, user: String, proxy: String, address: String, client: String)
     /// Who a portal cookie is, touching its idle clock unless `touch` is false. `FrontEvent.identity`.
     case identify(call: UInt64, cookie: String, touch: Bool)
     /// Waits (up to half a minute) for a change a logged-in page would show, past `after`; nil
@@ -39,6 +41,34 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     /// `touch` false: a page's own polling, which does not count as activity. `signedOn`: the
     /// user a trusted proxy names for this browser; a login of anyone else is answered 401.
     case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?)
+}
+
+/// Where a browser's request came from, as the front saw it: its address, which the audit trail
+/// shows, and its client, which every per-client bound counts by: "uid:N" for a peer on this host
+/// (the account that owns its end of the connection), a remote IPv4 address, an IPv6 /64 as
+/// "PREFIX::/64", or "loopback" where the kernel could not say.
+public struct WebPeer: Sendable, Equatable, Codable {
+    public var address: String
+    public var client: String
+
+    public init(address: String, client: String) {
+        self.address = address
+        self.client = client
+    }
+}
+
+/// What a watch found: the changes' count (nil: nothing new in time), whether the login is
+/// alive, and whose login it is.
+public struct WatchAnswer: Sendable, Equatable {
+    public var generation: UInt64?
+    public var loggedIn: Bool
+    public var account: UInt32?
+
+    public init(generation: UInt64?, loggedIn: Bool, account: UInt32? = nil) {
+        self.generation = generation
+        self.loggedIn = loggedIn
+        self.account = account
+    }
 }
 
 /// Who a portal login is, as the page may know it (no secret but the CSRF token it must send back).
@@ -95,7 +125,8 @@ public enum FrontEvent: Sendable, Equatable, Codable {
     case identity(call: UInt64, identity: WebIdentity?)
     /// A watch's end: the changes' count when something changed (or at once), nil when nothing
     /// did in time or deskd has as many watches as it keeps; `loggedIn` false: the login has ended.
-    case watched(call: UInt64, generation: UInt64?, loggedIn: Bool)
+    /// `account`: the login's uid (the front bounds a login's and an account's event streams).
+    case watched(call: UInt64, generation: UInt64?, loggedIn: Bool, account: UInt32?)
     /// The control protocol's response JSON, and the HTTP status it maps to.
     case answered(call: UInt64, status: Int, body: String)
 }

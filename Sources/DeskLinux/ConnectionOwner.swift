@@ -1,0 +1,50 @@
+import CDeskShims
+import Glibc
+
+/// Who made the other end of a TCP connection from this host: the kernel records the account
+/// that created each socket, and sock_diag answers for one socket by its addresses and ports.
+/// A local user may connect from any of 127.0.0.0/8's sixteen million addresses, but every one
+/// of those connections is theirs: counted by owner, they are one client.
+public enum ConnectionOwner {
+    /// The uid owning the peer's socket of the connection `peer`:`peerPort` → `local`:`localPort`
+    /// (as the accepting side sees it); nil when the peer is not on this host, the kernel has no
+    /// sock_diag for TCP, or the connection has already closed.
+    public static func of(peer: String, peerPort: Int, local: String, localPort: Int) -> uid_t? {
+        guard (1...65535).contains(peerPort), (1...65535).contains(localPort),
+              let source = Address(peer), let destination = Address(local), source.family == destination.family else { return nil }
+        var uid: UInt32 = 0
+        let found = source.bytes.withUnsafeBytes { sourceBytes in
+            destination.bytes.withUnsafeBytes { destinationBytes in
+                deskd_tcp_socket_owner(source.family, sourceBytes.baseAddress, UInt16(peerPort),
+                                       destinationBytes.baseAddress, UInt16(localPort), &uid)
+            }
+        }
+        return found == 0 ? uid : nil
+    }
+
+    /// An address as sock_diag takes it. An IPv4 peer of a dual-stack listener is seen as
+    /// ::ffff:a.b.c.d, but its own socket is an IPv4 one: it is looked up as IPv4.
+    struct Address {
+        let family: Int32
+        let bytes: [UInt8]
+
+        init?(_ text: String) {
+            var v4 = in_addr()
+            if inet_pton(AF_INET, text, &v4) == 1 {
+                family = AF_INET
+                bytes = withUnsafeBytes(of: &v4) { Array($0) }
+                return
+            }
+            var v6 = in6_addr()
+            guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+            let all = withUnsafeBytes(of: &v6) { Array($0) }
+            if all[0..<10].allSatisfy({ $0 == 0 }) && all[10] == 0xFF && all[11] == 0xFF {
+                family = AF_INET
+                bytes = Array(all[12..<16])
+            } else {
+                family = AF_INET6
+                bytes = all
+            }
+        }
+    }
+}
