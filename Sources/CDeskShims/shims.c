@@ -290,6 +290,9 @@ static void deskd_visit_owner(const struct nlmsghdr *h, void *context) {
     struct deskd_tcp_owner *owner = context;
     const struct inet_diag_msg *socket = NLMSG_DATA(h);
     if (h->nlmsg_len < NLMSG_LENGTH(sizeof *socket) || h->nlmsg_type != SOCK_DIAG_BY_FAMILY) return;
+    /* A socket with no inode is no one's any more (time-wait): its uid reads as 0, which must
+       not make a closing connection root's. */
+    if (socket->idiag_inode == 0) return;
     owner->found = 1;
     owner->uid = socket->idiag_uid;
 }

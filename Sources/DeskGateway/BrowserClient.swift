@@ -8,12 +8,13 @@ import Glibc
 /// their own. A remote IPv4 peer is its address; a remote IPv6 peer its /64, the least a site
 /// hands one machine.
 enum BrowserClient {
-    /// The key for `address`; `owner` is asked for a peer on this host only. A local peer whose
-    /// owner cannot be learnt (no sock_diag, or the connection closed meanwhile) counts as
-    /// "loopback": one client for every such peer, never one per address.
-    static func key(address: String, owner: () -> UInt32?) -> String {
+    /// The key for `address`; `owner` is asked for a peer on this host only (a loopback address,
+    /// or `local`, the address the connection was made to, which is one of this host's own). A
+    /// local peer whose owner cannot be learnt (no sock_diag, or the connection closed
+    /// meanwhile) counts as "loopback": one client for every such peer, never one per address.
+    static func key(address: String, local: String? = nil, owner: () -> UInt32?) -> String {
         let address = unmapped(address)
-        if isLoopback(address) { return owner().map { "uid:\($0)" } ?? "loopback" }
+        if isLoopback(address) || local.map(unmapped) == address { return owner().map { "uid:\($0)" } ?? "loopback" }
         return prefix64(address) ?? address
     }
 

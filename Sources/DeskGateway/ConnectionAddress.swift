@@ -22,10 +22,11 @@ final class ConnectionAddress: Sendable {
 
     /// nil when the peer's own client is over its cap. `owner` tells who made a local peer's
     /// end of the connection (the kernel's answer; asked for a loopback peer only).
-    static func accept(peer: String?, quota: SharedAddressQuota, trustedProxies: Set<String>,
+    /// `local`: the address the connection was made to (a peer with that address is this host).
+    static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
                        owner: () -> UInt32? = { nil }) -> ConnectionAddress? {
         let peer = peer.map(BrowserClient.unmapped)
-        let client = peer.map { BrowserClient.key(address: $0, owner: owner) }
+        let client = peer.map { BrowserClient.key(address: $0, local: local, owner: owner) }
         guard quota.admit(client) else { return nil }
         if let peer, let client, trustedProxies.contains(peer) {
             return ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer)

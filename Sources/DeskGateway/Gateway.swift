@@ -239,7 +239,7 @@ public final class Gateway: Sendable {
             guard let address = peer?.ipAddress, let port = peer?.port, let localAddress = local?.ipAddress, let localPort = local?.port else { return nil }
             return ConnectionOwner.of(peer: address, peerPort: port, local: localAddress, localPort: localPort)
         }
-        guard let address = ConnectionAddress.accept(peer: peer?.ipAddress, quota: addresses,
+        guard let address = ConnectionAddress.accept(peer: peer?.ipAddress, local: local?.ipAddress, quota: addresses,
                                                      trustedProxies: configuration.trustedProxies, owner: owner) else {
             logger.debug("connection refused", metadata: ["reason": "address-capacity"])
             metrics.refused(.addressCapacity)

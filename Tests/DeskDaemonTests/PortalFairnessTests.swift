@@ -14,8 +14,18 @@ struct PortalFairnessTests {
         #expect(throttle.wait(client: "198.51.100.1", account: 1001, now: now) != nil, "ten failures throttle the account")
         // A flood of names that are no account, from as many fresh clients as the table holds and more.
         for index in 0..<1000 { throttle.attempted(client: "10.0.\(index / 250).\(index % 250)", account: nil, now: now + .milliseconds(index)) }
-        #expect(throttle.keys <= 100, "the table stays bounded")
+        #expect(throttle.keys.clients <= 100 && throttle.keys.accounts == 1, "the table stays bounded")
         #expect(throttle.wait(client: "198.51.100.1", account: 1001, now: now + .seconds(2)) != nil, "the account's penalty is still there")
+    }
+
+    /// When every client in the table has a penalty running, a new client waits: it is neither
+    /// let through uncounted nor given room by dropping a penalty.
+    @Test func aFullTableOfPenaltiesMakesNewClientsWait() {
+        let throttle = LoginThrottle(capacity: 3)
+        let now = ContinuousClock.now
+        for client in ["a", "b", "c"] { for _ in 0..<5 { throttle.attempted(client: client, account: nil, now: now) } }
+        #expect(throttle.wait(client: "d", account: 1001, now: now) == LoginThrottle.fullTableWait)
+        #expect(throttle.wait(client: "a", account: nil, now: now) != nil && throttle.keys.clients == 3)
     }
 
     /// Names that are no account cost their sender only: no key of their own, and the sender is
@@ -24,7 +34,7 @@ struct PortalFairnessTests {
         let throttle = LoginThrottle()
         let now = ContinuousClock.now
         for _ in 0..<5 { throttle.attempted(client: "uid:1002", account: nil, now: now) }
-        #expect(throttle.keys == 1)
+        #expect(throttle.keys.clients == 1 && throttle.keys.accounts == 0)
         #expect(throttle.wait(client: "uid:1002", account: nil, now: now) != nil)
         #expect(throttle.wait(client: "uid:1003", account: 1001, now: now) == nil, "nobody else waits for it")
     }

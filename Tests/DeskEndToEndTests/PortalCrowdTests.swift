@@ -101,9 +101,7 @@ struct PortalCrowdTests {
         let (daemon, base) = try PortalTests.daemon()
         defer { daemon.shutDown(); TestUsers.reap(cast.victim) }
         let session = try daemon.start(cast.victim.name)
-        // Root's own refused requests first: its allowance is its own to spend.
-        let junk = try Self.play("junk", base, cast)
-        #expect(junk["refused"] as? Int == 40, "\(junk)")
+        // A wrong password at the victim's account, then the crowd: root's lines must follow it.
         let wrong = try CommandResult.run("/usr/bin/python3", ["-c", """
             import http.client, json
             c = http.client.HTTPConnection("127.0.0.1", \(URL(string: base)!.port!), timeout=30)
@@ -112,6 +110,8 @@ struct PortalCrowdTests {
             print(c.getresponse().status)
             """])
         #expect(wrong.stdout.hasPrefix("403"))
+        let junk = try Self.play("junk", base, cast)
+        #expect(junk["refused"] as? Int == 40, "\(junk)")
         let link = try daemon.deskctl(["url", session.display.description, "--json"])
         let passwd = try daemon.deskctl(["passwd", session.display.description, "--json"])
         #expect(link.status == 0 && passwd.status == 0, "\(link.stderr)\(passwd.stderr)")

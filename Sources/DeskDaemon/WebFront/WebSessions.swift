@@ -95,25 +95,16 @@ final class WebSessions: Sendable {
 /// client that has failed at all wait a minute, so a flood from many clients cannot lock out
 /// those who never mistyped.
 ///
-/// The table is bounded, and a penalty that is running is never dropped to make room, however
-/// many other keys arrive: a name that is no account costs its sender's key only, never a key
-/// of its own, and only keys with no penalty running are forgotten first (the oldest of them).
+/// A penalty that is running is never dropped to make room, however many other keys arrive.
+/// Accounts have a table of their own, never cut (only real accounts get a key, so it is as
+/// large as the attempts at real accounts, and keys age out with their failures); a name that is
+/// no account costs its sender's key only. Clients' table is bounded: when it is full, the
+/// oldest key with no penalty running is forgotten, and when every key has one, a new client
+/// waits (its attempt is refused, not let through uncounted).
 final class LoginThrottle: Sendable {
-    /// A key of the table: a client, or an account.
-    enum Key: Hashable, Sendable {
-        case client(String)
-        case account(UInt32)
-
-        var free: Int {
-            switch self {
-            case .client: LoginThrottle.freeFailuresPerClient
-            case .account: LoginThrottle.freeFailuresPerAccount
-            }
-        }
-    }
-
     private struct State {
-        var failures: [Key: [ContinuousClock.Instant]] = [:]
+        var clients: [String: [ContinuousClock.Instant]] = [:]
+        var accounts: [UInt32: [ContinuousClock.Instant]] = [:]
         var everywhere: [ContinuousClock.Instant] = []
     }
 
@@ -123,13 +114,11 @@ final class LoginThrottle: Sendable {
     static let freeFailuresPerClient = 5
     static let freeFailuresPerAccount = 10
     static let totalPerMinute = 60
+    /// How long a new client waits when the clients' table is all running penalties.
+    static let fullTableWait: Duration = .seconds(60)
 
     init(capacity: Int = 10_000) {
         self.capacity = capacity
-    }
-
-    private static func keys(client: String, account: UInt32?) -> [Key] {
-        [.client(client)] + (account.map { [.account($0)] } ?? [])
     }
 
     /// How long an attempt from `client` at `account` (nil: a name that is no account) must
@@ -137,18 +126,22 @@ final class LoginThrottle: Sendable {
     func wait(client: String, account: UInt32?, now: ContinuousClock.Instant = .now) -> Duration? {
         state.withLock { state in
             state.everywhere.removeAll { now - $0 > .seconds(60) }
-            let fromClient = Self.recent(&state, .client(client), now: now)
+            let fromClient = Self.recent(&state.clients, client, now: now)
             if state.everywhere.count > Self.totalPerMinute, !fromClient.isEmpty, let first = state.everywhere.first {
                 return .seconds(60) - (now - first)
             }
-            return Self.keys(client: client, account: account)
-                .compactMap { Self.penalty(Self.recent(&state, $0, now: now), free: $0.free, now: now) }.max()
+            if state.clients[client] == nil, state.clients.count >= capacity, !Self.hasRoom(state.clients, now: now) {
+                return Self.fullTableWait
+            }
+            let atAccount = account.map { Self.recent(&state.accounts, $0, now: now) } ?? []
+            return [Self.penalty(fromClient, free: Self.freeFailuresPerClient, now: now),
+                    Self.penalty(atAccount, free: Self.freeFailuresPerAccount, now: now)].compactMap { $0 }.max()
         }
     }
 
-    private static func recent(_ state: inout State, _ key: Key, now: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
-        let recent = (state.failures[key] ?? []).filter { now - $0 < window }
-        state.failures[key] = recent.isEmpty ? nil : recent
+    private static func recent<Key: Hashable>(_ table: inout [Key: [ContinuousClock.Instant]], _ key: Key, now: ContinuousClock.Instant) -> [ContinuousClock.Instant] {
+        let recent = (table[key] ?? []).filter { now - $0 < window }
+        table[key] = recent.isEmpty ? nil : recent
         return recent
     }
 
@@ -163,47 +156,54 @@ final class LoginThrottle: Sendable {
     /// `succeeded` takes the one back.
     func attempted(client: String, account: UInt32?, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            for key in Self.keys(client: client, account: account) {
-                if state.failures[key] == nil, state.failures.count >= capacity, !Self.makeRoom(&state, now: now) {
-                    // Every key has a penalty running (thousands of clients, each failing five
-                    // times): none is dropped; this one goes uncounted, and the flood guard
-                    // (`totalPerMinute`) is what holds it.
-                    continue
+            if state.clients[client] != nil || state.clients.count < capacity || Self.makeRoom(&state.clients, now: now) {
+                Self.append(now, to: &state.clients[client, default: []])
+            }
+            if let account {
+                Self.append(now, to: &state.accounts[account, default: []])
+                // Accounts whose failures have all aged out go; a running penalty never does.
+                if state.accounts.count > capacity {
+                    state.accounts = state.accounts.filter { now - ($0.value.last ?? now) < Self.window }
                 }
-                state.failures[key, default: []].append(now)
-                // Bounded: a key keeps its last 64 failures.
-                if state.failures[key]!.count > 64 { state.failures[key]!.removeFirst() }
             }
             state.everywhere.append(now)
             if state.everywhere.count > 4 * Self.totalPerMinute { state.everywhere.removeFirst() }
         }
     }
 
-    /// Forgets the key, among those with no penalty running, whose last failure is the oldest;
-    /// false if every key has a penalty running.
-    private static func makeRoom(_ state: inout State, now: ContinuousClock.Instant) -> Bool {
-        var stale: (key: Key, last: ContinuousClock.Instant)?
-        for (key, failures) in state.failures {
-            let recent = failures.filter { now - $0 < window }
-            if penalty(recent, free: key.free, now: now) != nil { continue }
-            let last = recent.last ?? failures.last ?? now
+    /// A key keeps its last 64 failures.
+    private static func append(_ now: ContinuousClock.Instant, to failures: inout [ContinuousClock.Instant]) {
+        failures.append(now)
+        if failures.count > 64 { failures.removeFirst() }
+    }
+
+    private static func hasRoom(_ clients: [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant) -> Bool {
+        clients.contains { penalty($0.value.filter { now - $0 < window }, free: freeFailuresPerClient, now: now) == nil }
+    }
+
+    /// Forgets the client, among those with no penalty running, whose last failure is the
+    /// oldest; false if every client has a penalty running.
+    private static func makeRoom(_ clients: inout [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant) -> Bool {
+        var stale: (key: String, last: ContinuousClock.Instant)?
+        for (key, failures) in clients {
+            if penalty(failures.filter { now - $0 < window }, free: freeFailuresPerClient, now: now) != nil { continue }
+            let last = failures.last ?? now
             if stale == nil || last < stale!.last { stale = (key, last) }
         }
         guard let stale else { return false }
-        state.failures[stale.key] = nil
+        clients[stale.key] = nil
         return true
     }
 
     /// The attempt's provisional failure taken back: it was not one.
     func succeeded(client: String, account: UInt32?) {
         state.withLock { state in
-            for key in Self.keys(client: client, account: account) {
-                if !(state.failures[key]?.isEmpty ?? true) { state.failures[key]!.removeLast() }
-            }
+            if !(state.clients[client]?.isEmpty ?? true) { state.clients[client]!.removeLast() }
+            if let account, !(state.accounts[account]?.isEmpty ?? true) { state.accounts[account]!.removeLast() }
             if !state.everywhere.isEmpty { state.everywhere.removeLast() }
         }
     }
 
-    /// Keys held now (for tests and the bound).
-    var keys: Int { state.withLock { $0.failures.count } }
+    /// Keys held now, clients and accounts (for tests and the bound).
+    var keys: (clients: Int, accounts: Int) { state.withLock { ($0.clients.count, $0.accounts.count) } }
 }
