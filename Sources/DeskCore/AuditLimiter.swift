@@ -6,9 +6,11 @@ import FoundationEssentials
 /// entry out of it. Each caller has its own bucket of `perMinute` such entries (a token bucket,
 /// refilled continuously): a local caller by uid, a browser not logged in by its client (the
 /// portal's `WebPeer.client`), so that anonymous web traffic never spends a local account's
-/// allowance, root's least of all. What is left out is counted: the count rides on that caller's
-/// next recorded entry as `suppressed`, and a summary entry says it once a minute has passed
-/// (`summaries`), whether or not that caller comes back.
+/// allowance, root's least of all. Browsers before their login also share one bucket of ten
+/// times that, so that many clients together cannot flush the trail either. What is left out is
+/// counted: the count rides on that caller's next recorded entry as `suppressed`, and a summary
+/// entry says it once a minute has passed (`summaries`: one per local caller, one for every web
+/// client together), whether or not that caller comes back.
 ///
 /// Entries that start or end sessions, or issue or change a credential (a link, a share, a
 /// password, a portal login that succeeded, an extension), are always recorded: they are
@@ -26,6 +28,8 @@ public struct AuditLimiter: Sendable {
         var peerUID: UInt32?
     }
     private var buckets: [String: Bucket] = [:]
+    /// Every browser before its login, together.
+    private var web: (tokens: Double, at: Double)?
 
     public init(perMinute: Int = 30) {
         self.perMinute = perMinute
@@ -48,13 +52,20 @@ public struct AuditLimiter: Sendable {
         bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now
         if !(entry.ok && alwaysKept) {
-            guard bucket.tokens >= 1 else {
+            let webRate = rate * 10, webCapacity = Double(perMinute * 10)
+            var shared = web ?? (webCapacity, now)
+            shared.tokens = min(webCapacity, shared.tokens + (now - shared.at) * webRate)
+            shared.at = now
+            let anonymous = entry.peerUID == nil
+            if anonymous { web = shared }
+            guard bucket.tokens >= 1, !anonymous || shared.tokens >= 1 else {
                 bucket.suppressed += 1
                 if bucket.since == nil { bucket.since = now }
                 buckets[key] = bucket
                 return nil
             }
             bucket.tokens -= 1
+            if anonymous { web?.tokens -= 1 }
         }
         var written = entry
         if bucket.suppressed > 0 { written.suppressed = bucket.suppressed }
@@ -72,16 +83,31 @@ public struct AuditLimiter: Sendable {
     /// old: how many were left out, and whose they were. Their counts start again from zero.
     public mutating func summaries(now: Double, time: Date, after: Double = 60) -> [AuditEntry] {
         var due: [AuditEntry] = []
+        var webClients: [String] = [], webCount = 0
         for (key, bucket) in buckets where bucket.suppressed > 0 && now - (bucket.since ?? now) >= after {
-            let web = bucket.peerUID == nil
-            var entry = AuditEntry(time: time, peerUID: bucket.peerUID, peerPID: 0, peerUser: nil, command: .suppressed,
-                                   detail: web ? "web client \(key.dropFirst(4))" : nil, ok: true,
-                                   outcome: "\(bucket.suppressed) \(bucket.suppressed == 1 ? "entry" : "entries") of this caller left out by the audit rate limit")
-            entry.suppressed = bucket.suppressed
-            due.append(entry)
+            if bucket.peerUID == nil {
+                webClients.append(String(key.dropFirst(4)))
+                webCount += bucket.suppressed
+            } else {
+                var entry = AuditEntry(time: time, peerUID: bucket.peerUID, peerPID: 0, peerUser: nil, command: .suppressed, ok: true,
+                                       outcome: "\(bucket.suppressed) \(bucket.suppressed == 1 ? "entry" : "entries") of this caller left out by the audit rate limit")
+                entry.suppressed = bucket.suppressed
+                due.append(entry)
+            }
             buckets[key]?.suppressed = 0
             buckets[key]?.since = nil
         }
-        return due.sorted { ($0.detail ?? "", $0.peerUID ?? 0) < ($1.detail ?? "", $1.peerUID ?? 0) }
+        due.sort { ($0.peerUID ?? 0) < ($1.peerUID ?? 0) }
+        if webCount > 0 {
+            // One line for every browser client together, naming a few: a crowd of clients gets one summary, not one each.
+            webClients.sort()
+            let named = webClients.prefix(3).joined(separator: ", ") + (webClients.count > 3 ? " and \(webClients.count - 3) more" : "")
+            var entry = AuditEntry(time: time, peerUID: nil, peerPID: 0, peerUser: nil, command: .suppressed,
+                                   detail: "web \(webClients.count == 1 ? "client" : "clients") \(named)", ok: true,
+                                   outcome: "\(webCount) \(webCount == 1 ? "entry" : "entries") of browsers before their login left out by the audit rate limit")
+            entry.suppressed = webCount
+            due.append(entry)
+        }
+        return due
     }
 }

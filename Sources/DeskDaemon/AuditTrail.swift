@@ -41,6 +41,13 @@ final class AuditTrail: Sendable {
         for entry in entries { append(entry) }
     }
 
+    /// Writes the summaries that are due (what the rate limit left out a minute ago or more),
+    /// whether or not anyone records anything: deskd's monitor calls it every second.
+    func writeDueSummaries() {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        for entry in limiter.withLock({ $0.summaries(now: now, time: Date()) }) { append(entry) }
+    }
+
     private func append(_ entry: AuditEntry) {
         guard var line = try? JSONEncoder.desk.encode(entry) else { return }
         line.append(UInt8(ascii: "\n"))

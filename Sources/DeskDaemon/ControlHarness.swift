@@ -50,6 +50,7 @@ public struct ControlHarness: Sendable {
         case .probe(let probe):
             return Response(probe: try await service.probe(probe.display, timeoutSeconds: probe.timeoutSeconds, caller: caller))
         case .passwd(let passwd):
+            try service.admitCredentialChange(caller: caller)
             let (session, revoked) = try await service.rotatePassword(passwd.display, viewOnly: passwd.viewOnly, caller: caller)
             return Response(sessions: [session], connect: session.reachableHints(host: hostName), revoked: revoked)
         case .status:
@@ -59,8 +60,10 @@ public struct ControlHarness: Sendable {
         case .url(let url):
             switch url.action {
             case .revoke(let share):
+                try service.admitCredentialChange(caller: caller)
                 return Response(revoked: try await service.revokeLinks(url.display, share: share, caller: caller))
             case .mint(let viewOnly, let ttl, let viewers):
+                try service.admitCredentialChange(caller: caller)
                 return Response(link: try await service.browserLink(url.display, viewOnly: viewOnly, ttlSeconds: ttl, viewers: viewers,
                                                                     hostName: hostName, caller: caller))
             case .shares:
@@ -76,6 +79,7 @@ public struct ControlHarness: Sendable {
             response.idleLimitSeconds = service.configuration.idleLimitSeconds
             return response
         case .extend(let extend):
+            try service.admitCredentialChange(caller: caller)
             return Response(sessions: [try await service.extend(extend.display, bySeconds: extend.seconds, caller: caller)])
         case .history(let history):
             if let name = history.user, !caller.isAdmin, name != caller.userName {

@@ -15,6 +15,7 @@ public struct SessionMonitor: Service {
         while !Task.isCancelledOrShuttingDown {
             await service.refresh(health: true)
             await service.enforceIdleLimit()
+            service.environment.audit.writeDueSummaries()
             try? await Task.sleep(for: interval)
         }
     }

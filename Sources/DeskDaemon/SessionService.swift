@@ -17,7 +17,14 @@ public final class SessionService: Sendable {
     let environment: SessionEnvironment
     /// One `logs` read per caller at a time, and a few at once in all.
     private let logReaders = Mutex(ReadGate(reading: "logs"))
-    private let startRate: Mutex<StartRateLimiter?>
+    private let startRate: Mutex<CallerRateLimiter?>
+    /// Credential changes per user a minute. Each is always in the audit trail (no rate limit
+    /// may drop one), so they are limited here instead: a loop of them could otherwise rotate
+    /// the trail's real entries out. Admins are not limited.
+    private let credentialRate = Mutex(CallerRateLimiter(perMinute: SessionService.credentialChangesPerMinute,
+                                                         what: "links, shares taken back, password changes and extensions",
+                                                         rule: "deskd"))
+    static let credentialChangesPerMinute = 60
     /// sinfo's last answer and when: the start form and cluster starts read the partitions from
     /// here for `partitionsFresh`, so a flood of `desktops` requests is not a flood of sinfo.
     private let partitionCache = Mutex<(at: ContinuousClock.Instant, partitions: [SlurmPartition])?>(nil)
@@ -61,7 +68,7 @@ public final class SessionService: Sendable {
             tasks: SessionTasks(),
             cluster: ClusterContext(hub: ClusterHub(logger: logger), scheduler: scheduler)
         )
-        self.startRate = Mutex(configuration.startsPerMinute.map(StartRateLimiter.init(perMinute:)))
+        self.startRate = Mutex(configuration.startsPerMinute.map { CallerRateLimiter(perMinute: $0) })
         if host.sessionHelperPath == nil {
             logger.error("deskd-session is not beside deskd (nor in ../libexec/deskd); no desktop can start until it is installed")
         }
@@ -96,7 +103,7 @@ public final class SessionService: Sendable {
         if new.web != old.web { needsRestart.append("web"); new.web = old.web }
         if new.metricsListen != old.metricsListen { needsRestart.append("metrics.listen"); new.metricsListen = old.metricsListen }
         if new.startsPerMinute != old.startsPerMinute {
-            startRate.withLock { $0 = new.startsPerMinute.map(StartRateLimiter.init(perMinute:)) }
+            startRate.withLock { $0 = new.startsPerMinute.map { CallerRateLimiter(perMinute: $0) } }
         }
         environment.configuration.replace(new)
         return needsRestart
@@ -221,6 +228,14 @@ public final class SessionService: Sendable {
         }
         let archive = environment.archive, keep = configuration.keptSessionLogs, live = await registry.ids
         await onDedicatedThread { archive.pruneAll(keep: keep, live: live) }
+    }
+
+    /// Counts a credential change (`url`, `url --revoke`, `passwd`, `extend`) of a user who is no
+    /// admin, or refuses it with a sentence when they have made `credentialChangesPerMinute`.
+    func admitCredentialChange(caller: Caller) throws(DeskError) {
+        guard !caller.isAdmin else { return }
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        try credentialRate.withLock { rate throws(DeskError) in try rate.admit(uid: caller.uid, now: now) }
     }
 
     // MARK: Start

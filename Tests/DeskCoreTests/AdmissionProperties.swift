@@ -89,7 +89,7 @@ import Testing
         #expect(try Geometry(parsing: "320x320") == Geometry(width: 320, height: 320))
     }
 
-    // MARK: Start rate (StartRateLimiter)
+    // MARK: Start rate (CallerRateLimiter)
 
     /// Starts `gaps` milliseconds apart: bursts (up to a second apart) and a user's pace (up to 30 s).
     static let gaps = Gen.oneOf(Gen.int(in: 0...1000), Gen.int(in: 0...30_000)).array(of: 1...40)
@@ -103,7 +103,7 @@ import Testing
 
     @Test func aFreshUserMayStartAWholeMinutesAllowanceAtOnceAndNoMore() async {
         await propertyCheck(input: Gen.int(in: 1...600), Gen.double(in: 0...1e9)) { perMinute, now in
-            var limiter = StartRateLimiter(perMinute: perMinute)
+            var limiter = CallerRateLimiter(perMinute: perMinute)
             var admitted = 0
             while admitted <= perMinute, (try? limiter.admit(uid: 1000, now: now)) != nil { admitted += 1 }
             #expect(admitted == perMinute)
@@ -115,7 +115,7 @@ import Testing
     /// N + N (t2 - t1) / 60 starts: no window of any length lets more through.
     @Test func noWindowAdmitsMoreThanTheBucketAndItsRefill() async {
         await propertyCheck(input: Gen.int(in: 1...20), Self.gaps) { perMinute, gaps in
-            var limiter = StartRateLimiter(perMinute: perMinute)
+            var limiter = CallerRateLimiter(perMinute: perMinute)
             var now = 1000.0
             var admitted: [Double] = []
             for gap in gaps {
@@ -137,7 +137,7 @@ import Testing
     @Test func aRefusalsRetryTimeIsTheFirstWholeSecondThatWorks() async throws {
         var refusals = 0
         await propertyCheck(input: Gen.int(in: 1...30), Self.gaps) { perMinute, gaps in
-            var limiter = StartRateLimiter(perMinute: perMinute)
+            var limiter = CallerRateLimiter(perMinute: perMinute)
             var now = 1000.0
             for gap in gaps {
                 now += Double(gap) / 1000
@@ -158,7 +158,7 @@ import Testing
     @Test func oneUsersStartsAreJudgedAsIfTheyWereAlone() async {
         let events = zip(Gen.int(in: 0...10_000), Gen.int(in: 0...3)).array(of: 1...50)
         await propertyCheck(input: Gen.int(in: 1...10), events) { perMinute, events in
-            var shared = StartRateLimiter(perMinute: perMinute), alone = shared
+            var shared = CallerRateLimiter(perMinute: perMinute), alone = shared
             var now = 0.0
             for (gap, user) in events {
                 now += Double(gap) / 1000

@@ -91,4 +91,18 @@ import Testing
         let web = limiter.summaries(now: 400, time: Date())
         #expect(web.count == 1 && web[0].peerUID == nil && web[0].detail == "web client uid:1003" && web[0].suppressed == 3, "\(web)")
     }
+
+    /// Many browser clients together have ten times one caller's allowance, and one summary.
+    @Test func browsersTogetherShareACeilingAndASummary() {
+        var limiter = AuditLimiter(perMinute: 2)
+        var written = 0
+        for client in 0..<100 {
+            for _ in 0..<2 where limiter.admit(AuditEntry(time: Date(), peerUID: nil, peerPID: 0, peerUser: nil, command: .login, ok: false, outcome: "refused"),
+                                               alwaysKept: false, client: "203.0.113.\(client)", now: 0) != nil { written += 1 }
+        }
+        #expect(written == 20, "\(written) written")
+        #expect(limiter.admit(Self.entry(uid: 1001), alwaysKept: false, now: 0) != nil, "a local caller's allowance is its own")
+        let summaries = limiter.summaries(now: 60, time: Date())
+        #expect(summaries.count == 1 && summaries[0].suppressed == 180 && summaries[0].detail?.hasSuffix("and 87 more") == true, "\(summaries)")
+    }
 }

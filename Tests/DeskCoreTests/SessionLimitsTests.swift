@@ -51,7 +51,7 @@ struct SessionLimitsTests {
 
     @Test("the start rate allows a minute's burst, then one start per refill interval, per uid")
     func startRate() throws {
-        var limiter = StartRateLimiter(perMinute: 3)
+        var limiter = CallerRateLimiter(perMinute: 3)
         for _ in 0..<3 { try limiter.admit(uid: 1000, now: 0) }
         let error = #expect(throws: DeskError.self) { try limiter.admit(uid: 1000, now: 1) }
         #expect(error?.message == "too many starts: limits.starts_per_minute allows 3 a minute per user; try again in 19 s.")

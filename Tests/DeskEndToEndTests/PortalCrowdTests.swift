@@ -135,7 +135,8 @@ struct PortalCrowdTests {
         let session = try daemon.start(cast.attacker.name)
         let display = session.display.description
         var accepted = 0, sentence = ""
-        for _ in 0..<100 {
+        // 50: a user's credential changes are 60 a minute (the next test), and two more follow.
+        for _ in 0..<50 {
             let share = BrowserLinksShare.random()
             let run = try daemon.deskctl(["url", "--revoke", "--share", share, display], as: cast.attacker.name)
             if run.status == 0 { accepted += 1 } else { sentence = run.stderr }
@@ -147,6 +148,30 @@ struct PortalCrowdTests {
         let share = try #require(link.share)
         let revoked = try daemon.deskctl(["url", "--revoke", "--share", share, display, "--json"], as: cast.attacker.name).decode(LinkRevocation.self)
         #expect(revoked.links == 1)
+    }
+
+    /// The review of issue 41's change: credential changes are always in the trail, so a loop of
+    /// them (passwd, url, url --revoke, extend) could rotate the trail's real entries out. A user
+    /// makes 60 a minute; every one made is written, and the next is refused with a sentence.
+    @Test func aLoopOfCredentialChangesIsRefusedNotLeftOutOfTheTrail() throws {
+        let user = try TestUsers.ensure("deskt-loop")
+        let (daemon, _) = try PortalTests.daemon()
+        defer { daemon.shutDown(); TestUsers.reap(user) }
+        let display = try daemon.start(user.name).display.description
+        var made = 0, refusal = ""
+        let began = ContinuousClock.now
+        for _ in 0..<80 {
+            let run = try daemon.deskctl(["passwd", display], as: user.name)
+            if run.status == 0 { made += 1 } else { refusal = run.stderr }
+        }
+        // A minute's allowance at once, then one a second as the bucket refills.
+        let seconds = Int((ContinuousClock.now - began).components.seconds) + 1
+        #expect(made >= 60 && made <= 60 + seconds, "\(made) password changes in \(seconds) s")
+        #expect(refusal.contains("too many links, shares taken back, password changes and extensions") && refusal.contains("try again in"), "\(refusal)")
+        let written = try daemon.deskctl(["history", "--json"]).decode([AuditEntry].self).filter { $0.command == .passwd && $0.ok }
+        #expect(written.count == made, "\(written.count) of \(made) password changes are in the trail")
+        // root (an admin) is not limited.
+        #expect(try daemon.deskctl(["passwd", display]).status == 0)
     }
 }
 }

@@ -1,11 +1,18 @@
-/// Starts allowed per caller per minute: a token bucket per uid, refilled continuously.
-/// A burst up to the whole minute's allowance is fine; a loop that starts desktops is not.
-public struct StartRateLimiter: Sendable {
+/// Requests of one kind allowed per caller per minute: a token bucket per uid, refilled
+/// continuously. A burst up to the whole minute's allowance is fine; a loop is not. Starts
+/// (`limits.starts_per_minute`), and the credential changes every one of which the audit trail
+/// keeps (links, shares taken back, passwords, extensions).
+public struct CallerRateLimiter: Sendable {
     public let perMinute: Int
+    /// What is counted, as the refusal names it ("starts"), and the rule that allows `perMinute`.
+    public let what: String
+    public let rule: String
     private var buckets: [UInt32: (tokens: Double, at: Double)] = [:]
 
-    public init(perMinute: Int) {
+    public init(perMinute: Int, what: String = "starts", rule: String = "limits.starts_per_minute") {
         self.perMinute = perMinute
+        self.what = what
+        self.rule = rule
     }
 
     /// Takes a token for `uid` at `now` (seconds on any monotonic clock), or says when to retry.
@@ -17,7 +24,7 @@ public struct StartRateLimiter: Sendable {
         guard bucket.tokens >= 1 else {
             buckets[uid] = bucket
             let wait = Int(((1 - bucket.tokens) / rate).rounded(.up))
-            throw DeskError(.limitReached, "too many starts: limits.starts_per_minute allows \(perMinute) a minute per user; try again in \(wait) s.")
+            throw DeskError(.limitReached, "too many \(what): \(rule) allows \(perMinute) a minute per user; try again in \(wait) s.")
         }
         bucket.tokens -= 1
         buckets[uid] = bucket
