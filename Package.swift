@@ -20,8 +20,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // HMAC-SHA256 for the cluster hop (DeskCluster): deskd and a desktop's job prove to each other they hold the session's key.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Property-based tests (DeskCoreTests only): generated inputs, shrunk on failure, with the seed to replay.
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -33,6 +31,14 @@ let package = Package(
             name: "CVNCClient",
             pkgConfig: "libvncclient",
             providers: [.apt(["libvncserver-dev"])]
+        ),
+        // Debian's libcrypto, for the cluster hop's HMAC-SHA256 (DeskCluster): deskd and a desktop's
+        // job prove to each other they hold the session's key. Not swift-crypto: its HMAC brings
+        // Foundation (and ICU's 30 MB of data) into every binary, and a second BoringSSL to build.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
         ),
         // What Swift's Glibc module does not reach: pidfd_open, pipe2, clone3(CLONE_INTO_CGROUP).
         .target(name: "CDeskShims"),
@@ -93,7 +99,7 @@ let package = Package(
         ),
         // The hop between deskd on a login node and a desktop's Slurm job on a compute node: both
         // sides prove they hold the session's key (HMAC-SHA256) before anything else is said.
-        .target(name: "DeskCluster", dependencies: ["DeskCore", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "DeskCluster", dependencies: ["DeskCore", "CLibCrypto"]),
         // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
         .target(name: "DeskClient", dependencies: ["DeskCore"]),
         .executableTarget(

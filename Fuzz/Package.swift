@@ -18,7 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .target(name: "DeskCore"),
@@ -26,7 +25,8 @@ let package = Package(
         .target(name: "CDeskShims"),
         .target(name: "DeskClient", dependencies: ["DeskCore"]),
         .target(name: "DeskLinux", dependencies: ["DeskCore", "DeskClient", "CDeskShims", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "DeskCluster", dependencies: ["DeskCore", .product(name: "Crypto", package: "swift-crypto")]),
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "DeskCluster", dependencies: ["DeskCore", "CLibCrypto"]),
         .target(
             name: "DeskGateway",
             dependencies: [

@@ -1,4 +1,4 @@
-import Crypto
+import CLibCrypto
 import DeskCore
 import Glibc
 
@@ -22,8 +22,19 @@ public enum HopAuthenticator {
         }
     }
 
+    /// HMAC-SHA256 (RFC 2104), by libcrypto. Empty only if libcrypto failed, which no proof matches.
     static func mac(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
+        var code = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let done = key.withUnsafeBufferPointer { key in
+            message.withUnsafeBufferPointer { message in
+                code.withUnsafeMutableBufferPointer { code in
+                    HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), message.baseAddress, message.count, code.baseAddress, &length)
+                }
+            }
+        }
+        guard done != nil, length == 32 else { return [] }
+        return Array(code.prefix(32))
     }
 
     static func nonce() -> [UInt8] {

@@ -11,6 +11,17 @@ import Testing
     typealias Failure = HopAuthenticator.Failure
     typealias Hello = HopHandshake.Hello
 
+    /// libcrypto's HMAC-SHA256 is RFC 4231's: its test cases 1, 2 and 6 (a key longer than a block).
+    @Test func theMacIsRFC4231sHMACSHA256() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(HopAuthenticator.mac(key: [UInt8](repeating: 0x0b, count: 20), Array("Hi There".utf8)))
+                == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        #expect(hex(HopAuthenticator.mac(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(hex(HopAuthenticator.mac(key: [UInt8](repeating: 0xaa, count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)))
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+    }
+
     static let session = "0123456789abcdef0123456789abcdef"
     static let key = [UInt8](repeating: 0x11, count: 32)
     static let otherKey = [UInt8](repeating: 0x22, count: 32)
