@@ -89,7 +89,7 @@ install: build
 	install -m 0644 docs/man/deskd.8 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
 	sed -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' Templates/cron.d/deskd-reap > $(DESTDIR)$(DOCDIR)/cron.d-deskd-reap
-	install -m 0644 README.md docs/PROTOCOL.md docs/THREAT_MODEL.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md docs/ADMIN.md docs/CLUSTER.md docs/BENCHMARKS.md docs/HACKING.md docs/PROTOCOL.md docs/THREAT_MODEL.md $(DESTDIR)$(DOCDIR)/
 	# Completions come from the argument parsers of the binaries just installed. bash-completion
 	# sources its files, so the parser's #!/bin/bash line is dropped (after the lines below).
 	$(BUILD_DIR)/deskctl --generate-completion-script bash > $(DESTDIR)$(BASHDIR)/deskctl

@@ -1,4 +1,4 @@
-/// Exit statuses scripts can rely on (documented in the README), and the `--json` error codes of
+/// Exit statuses scripts can rely on (documented in docs/ADMIN.md, For scripts), and the `--json` error codes of
 /// the failures deskd never saw (deskd's own are `DeskError.Code`; docs/schema/error.json lists both).
 enum ExitCodes {
     static let refused: Int32 = 1

@@ -36,6 +36,10 @@ struct InstallTests {
         "usr/share/doc/deskd/deskd.toml.example",
         "usr/share/doc/deskd/cron.d-deskd-reap",
         "usr/share/doc/deskd/README.md",
+        "usr/share/doc/deskd/ADMIN.md",
+        "usr/share/doc/deskd/CLUSTER.md",
+        "usr/share/doc/deskd/BENCHMARKS.md",
+        "usr/share/doc/deskd/HACKING.md",
         "usr/share/doc/deskd/PROTOCOL.md",
         "usr/share/doc/deskd/THREAT_MODEL.md",
     ] + ["auto", "gnome", "kde", "lxqt", "mate", "openbox", "xfce", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
