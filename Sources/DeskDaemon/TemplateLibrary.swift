@@ -6,6 +6,27 @@ struct TemplateLibrary: Sendable {
     static let fileExtension = ".xstartup"
     let directories: [String]
 
+    /// The portal's page files: portal/portal.html, portal.css and portal.js in the first
+    /// template directory that holds all three (each within `portalFileBytes`), for the web
+    /// front to serve. Root's own directories only (deskd.toml's and deskd's --templates).
+    func portalFiles() -> (html: String, style: String, script: String)? {
+        for directory in directories {
+            let folder = directory + "/portal/"
+            guard let html = Self.text(folder + "portal.html"), let style = Self.text(folder + "portal.css"),
+                  let script = Self.text(folder + "portal.js") else { continue }
+            return (html, style, script)
+        }
+        return nil
+    }
+
+    /// Each of the portal's files at most: deskd's setup message to the front holds all three.
+    static let portalFileBytes = 256 << 10
+
+    private static func text(_ path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), text.utf8.count <= portalFileBytes else { return nil }
+        return text
+    }
+
     func template(named name: String) throws(DeskError) -> XstartupTemplate {
         let name = try XstartupTemplate.validate(desktopName: name)
         for directory in directories {

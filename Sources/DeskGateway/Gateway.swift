@@ -40,7 +40,9 @@ public final class Gateway: Sendable {
     /// `metricsFactory` receives the gateway's counters (deskd's Prometheus registry); by default
     /// they are kept in `metrics` only.
     /// `onMetricsChange` is called after each change of `metrics` (deskd-web tells deskd).
-    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, portal: (any PortalAuthority)? = nil, logger: Logger,
+    /// `portalPage`: the portal's page (deskd's copy of its files), served at `/` where `portal` is set.
+    public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, portal: (any PortalAuthority)? = nil,
+                portalPage: PortalPage? = nil, logger: Logger,
                 metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance, onMetricsChange: (@Sendable () -> Void)? = nil,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
@@ -51,7 +53,8 @@ public final class Gateway: Sendable {
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory), registry: registry, questions: questions,
+                                              files: StaticFiles(directory: configuration.novncDirectory), portalPage: portalPage,
+                                              registry: registry, questions: questions,
                                               streams: EventStreams(limits: .init(total: max(1, configuration.limits.maxConnections / 2))))
     }
 

@@ -11,6 +11,8 @@ struct GatewayEnvironment: Sendable {
     let logger: Logger
     let metrics: GatewayMetrics
     let files: StaticFiles
+    /// The portal's page, as deskd handed it over; nil: not installed.
+    let portalPage: PortalPage?
     let registry: RelayRegistry
     /// Read noVNC's files on the connection's own event loop: for an adopted, in-memory
     /// connection (`Gateway.adopt`), which stalls no one else and whose caller then finds each

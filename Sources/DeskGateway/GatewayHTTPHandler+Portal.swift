@@ -17,12 +17,15 @@ extension GatewayHTTPHandler {
 
     func routePortal(_ request: HTTPRequestHead, path: Substring) {
         switch (request.method, path) {
-        case (.GET, "/"), (.HEAD, "/"):
-            page(request, contentType: "text/html; charset=utf-8", body: PortalPage.html)
-        case (.GET, "/portal.js"), (.HEAD, "/portal.js"):
-            page(request, contentType: "text/javascript; charset=utf-8", body: PortalPage.script)
-        case (.GET, "/portal.css"), (.HEAD, "/portal.css"):
-            page(request, contentType: "text/css; charset=utf-8", body: PortalPage.style)
+        case (.GET, "/"), (.HEAD, "/"), (.GET, "/portal.js"), (.HEAD, "/portal.js"), (.GET, "/portal.css"), (.HEAD, "/portal.css"):
+            guard let files = environment.portalPage else {
+                return respond(request, .serviceUnavailable, body: PortalPage.missingSentence, private: true)
+            }
+            switch path {
+            case "/portal.js": page(request, contentType: "text/javascript; charset=utf-8", body: files.script)
+            case "/portal.css": page(request, contentType: "text/css; charset=utf-8", body: files.style)
+            default: page(request, contentType: "text/html; charset=utf-8", body: files.html)
+            }
         case (_, let api) where api.hasPrefix("/api/"):
             self.api(request, path: api)
         default:

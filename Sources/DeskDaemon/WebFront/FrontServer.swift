@@ -22,6 +22,8 @@ final class FrontServer: Service, Sendable {
     let socketPath: String
     let webUser: String
     let gateway: GatewayConfiguration?
+    /// The portal's page files, read once at deskd's start (`TemplateLibrary.portalPage`).
+    let portalPage: PortalPage?
     private let requests: FrontRequests
     private let logger: Logger
 
@@ -40,6 +42,11 @@ final class FrontServer: Service, Sendable {
         socketPath = configuration.runtimeDirectory + "/web.sock"
         webUser = configuration.web.user
         gateway = configuration.web.gatewayConfiguration
+        portalPage = TemplateLibrary(directories: configuration.templateDirectories).portalFiles().map(PortalPage.init)
+        if gateway != nil, portalPage == nil {
+            logger.error("the portal's page is not installed: its address answers 503 until it is; reinstall deskd",
+                         metadata: ["templates": "\(configuration.templateDirectories.joined(separator: ":"))", "looked-for": "portal/portal.html, portal.css, portal.js"])
+        }
         requests = FrontRequests(service: service, handshakeTimeout: gateway?.limits.handshakeTimeout ?? .seconds(10),
                                  portal: WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger))
         self.logger = logger
@@ -112,7 +119,7 @@ final class FrontServer: Service, Sendable {
                 guard state.peers.count < Self.maxPeers else { return false }
                 state.peers[peer.id] = peer
                 // Under the lock, so an offer made meanwhile reaches it once, and after the setup.
-                peer.send(.setup(gateway: gateway))
+                peer.send(.setup(gateway: gateway, portal: portalPage))
                 for offer in state.offers.values.sorted(by: { $0.name < $1.name }) {
                     peer.send(.listen(listener: offer.name, tls: offer.tls), descriptors: [offer.fd])
                 }

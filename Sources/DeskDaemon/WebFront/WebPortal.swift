@@ -59,13 +59,12 @@ actor WebPortal {
 
     func login(user: String, password: String, from peer: WebPeer) async -> LoginStep {
         expireAttempts()
+        // A client that must wait is refused before the account database is asked: a flood of
+        // names must not become a flood of lookups in a directory (LDAP, sssd).
+        if let wait = throttle.wait(client: peer.client, account: nil) { return throttled(user: user, uid: nil, peer: peer, wait: wait) }
         // The account tried, by uid: every spelling the account database accepts for it is one account.
         let account = Self.isPlausibleName(user) ? UserAccount.named(user) : nil
-        if let wait = throttle.wait(client: peer.client, account: account?.uid) {
-            let seconds = max(1, Int(wait.components.seconds))
-            audit(user: user, uid: account?.uid, peer: peer, ok: false, outcome: "throttled")
-            return .refused(message: "Too many failed logins from your address or for this account; wait \(seconds) s and try again.")
-        }
+        if let wait = throttle.wait(client: peer.client, account: account?.uid) { return throttled(user: user, uid: account?.uid, peer: peer, wait: wait) }
         guard let account else {
             // No PAM, no slot, no key of its own in the throttle: the sender's failure, after
             // the time a wrong password takes.
@@ -94,6 +93,11 @@ actor WebPortal {
         // Counted as a failure until it succeeds: a burst of attempts at once counts in full.
         throttle.attempted(client: peer.client, account: account.uid)
         return await drive(helper, user: user, account: account.uid, peer: peer, password: password, answer: nil, began: .now)
+    }
+
+    private func throttled(user: String, uid: UInt32?, peer: WebPeer, wait: Duration) -> LoginStep {
+        audit(user: user, uid: uid, peer: peer, ok: false, outcome: "throttled")
+        return .refused(message: "Too many failed logins from your address or for this account; wait \(max(1, Int(wait.components.seconds))) s and try again.")
     }
 
     func answer(attempt id: String, text: String, from peer: WebPeer) async -> LoginStep {

@@ -107,8 +107,9 @@ public enum LoginStep: Sendable, Equatable, Codable {
 
 /// What deskd tells its web front.
 public enum FrontEvent: Sendable, Equatable, Codable {
-    /// First, on every connection: what the front serves. nil `gateway`: no gateway.
-    case setup(gateway: GatewayConfiguration?)
+    /// First, on every connection: what the front serves. nil `gateway`: no gateway; nil
+    /// `portal`: the portal's page files were not found (its page answers 503 and says so).
+    case setup(gateway: GatewayConfiguration?, portal: PortalPage?)
     /// A listening socket to serve ("gateway", with its TLS material where it has some, or
     /// "metrics"): carries the socket.
     case listen(listener: String, tls: TLSMaterial?)

@@ -62,10 +62,10 @@ public struct WebFront: Sendable {
             var gateway: Gateway?
             for await (event, descriptors) in events {
                 switch event {
-                case .setup(let configuration):
+                case .setup(let configuration, let page):
                     gateway = configuration.map {
-                        Gateway(configuration: $0, authority: RemoteAuthority(link: link), portal: RemoteAuthority(link: link), logger: logger,
-                                onMetricsChange: { counts.changed() })
+                        Gateway(configuration: $0, authority: RemoteAuthority(link: link), portal: RemoteAuthority(link: link), portalPage: page,
+                                logger: logger, onMetricsChange: { counts.changed() })
                     }
                     counts.attach(gateway?.metrics)
                 case .listen(let name, let tls):
