@@ -34,7 +34,7 @@ public struct ConfigurationReloader: Service {
             return
         }
         let needsRestart = service.reload(configuration)
-        if let level = Logger.Level(rawValue: configuration.logLevel) { DaemonLogHandler.level.withLockedValue { $0 = level } }
+        if let level = Logger.Level(rawValue: configuration.logLevel) { DaemonLogHandler.level.withLock { $0 = level } }
         logger.notice("configuration reloaded", metadata: ["config.path": "\(configuration.configurationFile ?? "(defaults)")"])
         if !needsRestart.isEmpty {
             logger.warning("some settings take effect only after a restart of deskd", metadata: ["config.keys": "\(needsRestart.joined(separator: ","))"])

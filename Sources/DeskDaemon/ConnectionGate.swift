@@ -1,5 +1,4 @@
 import DeskCore
-import NIOConcurrencyHelpers
 import Synchronization
 
 /// Counts open control connections, in all and per uid. A client that connects and says
@@ -7,7 +6,7 @@ import Synchronization
 final class ConnectionGate: Sendable {
     let total: Int
     let perUID: Int
-    private let counts = NIOLockedValueBox<(total: Int, byUID: [UInt32: Int])>((0, [:]))
+    private let counts = Mutex<(total: Int, byUID: [UInt32: Int])>((0, [:]))
 
     init(total: Int, perUID: Int) {
         self.total = total
@@ -16,7 +15,7 @@ final class ConnectionGate: Sendable {
 
     /// Takes a slot, or returns the refusal to send instead.
     func enter(uid: UInt32) -> DeskError? {
-        counts.withLockedValue { counts in
+        counts.withLock { counts in
             let mine = counts.byUID[uid, default: 0]
             if mine >= perUID {
                 return DeskError(.limitReached, "you already hold \(mine) open connections to deskd (daemon.max_connections_per_user is \(perUID)); close some and try again.")
@@ -31,7 +30,7 @@ final class ConnectionGate: Sendable {
     }
 
     func leave(uid: UInt32) {
-        counts.withLockedValue { counts in
+        counts.withLock { counts in
             counts.total -= 1
             let left = counts.byUID[uid, default: 1] - 1
             counts.byUID[uid] = left > 0 ? left : nil

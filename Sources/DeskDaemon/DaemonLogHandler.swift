@@ -1,18 +1,18 @@
 import FoundationEssentials
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// deskd's log lines on stderr. Under systemd (stderr is the journal, per $JOURNAL_STREAM)
 /// a line is `<priority>message key=value…`: journald takes the level from the prefix and adds
 /// its own timestamp, so there is no second one. Elsewhere: an ISO 8601 time and the level.
 public struct DaemonLogHandler: LogHandler {
     /// One level for every logger of the process, so a reload (SIGHUP) changes them all.
-    public static let level = NIOLockedValueBox(Logger.Level.info)
+    public static let level = Mutex(Logger.Level.info)
 
     public var logLevel: Logger.Level {
-        get { Self.level.withLockedValue { $0 } }
-        set { Self.level.withLockedValue { $0 = newValue } }
+        get { Self.level.withLock { $0 } }
+        set { Self.level.withLock { $0 = newValue } }
     }
     public var metadata: Logger.Metadata = [:]
     let toJournal: Bool

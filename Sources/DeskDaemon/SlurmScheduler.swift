@@ -1,4 +1,5 @@
 import DeskCore
+import DeskClient
 import DeskLinux
 
 /// What deskd asks of Slurm: submit a desktop's job as its user, look at its jobs, cancel one.
@@ -47,7 +48,7 @@ struct SlurmCommands: SlurmScheduler {
             directory + "/squeue",
             ["--noheader", "--states=all", "--name=\(SlurmSubmission.jobName)", "--format=\(SqueueRow.format)"],
             environment: Self.environment, timeout: .seconds(15)), outcome.status == 0 else { return nil }
-        return SqueueRow.parse(outcome.output)
+        return SqueueRow.parse(outcome.output, clock: .local)
     }
 
     func cancel(jobID: String, user: String) -> DeskError? {

@@ -118,7 +118,7 @@ public enum FuzzTargets {
 
     /// squeue's output (its reasons and node lists are Slurm's, fed by users' jobs).
     static let squeue: Target = { bytes in
-        for row in SqueueRow.parse(String(decoding: bytes, as: UTF8.self)).values {
+        for row in SqueueRow.parse(String(decoding: bytes, as: UTF8.self), clock: .utc).values {
             _ = row.job(now: Date(timeIntervalSince1970: 1_790_000_000))
         }
     }

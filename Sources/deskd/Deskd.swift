@@ -142,7 +142,7 @@ struct Deskd: AsyncParsableCommand {
             print("\(config ?? ConfigurationFile.defaultPath): OK")
             return
         }
-        DaemonLogHandler.level.withLockedValue { $0 = Logger.Level(rawValue: configuration.logLevel) ?? .info }
+        DaemonLogHandler.level.withLock { $0 = Logger.Level(rawValue: configuration.logLevel) ?? .info }
         LoggingSystem.bootstrap { _ in DaemonLogHandler() }
         let logger = Logger(label: "deskd")
 

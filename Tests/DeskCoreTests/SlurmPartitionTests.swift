@@ -54,17 +54,17 @@ import Testing
     }
 
     @Test func aPendingJobsExpectedStartIsReadInLocalTime() throws {
-        let row = try #require(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|2099-01-02T03:04:05"))
+        // The host's clock, one hour ahead of UTC: squeue's 03:04:05 there is 02:04:05 UTC.
+        let clock = WallClock { _ in UTCOffset(seconds: 3600, abbreviation: "CET") }
+        let row = try #require(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|2099-01-02T03:04:05", clock: clock))
         let expected = try #require(row.startsAt)
-        var seconds = time_t(expected.timeIntervalSince1970)
-        var parts = tm()
-        localtime_r(&seconds, &parts)
-        #expect(parts.tm_year == 199 && parts.tm_mon == 0 && parts.tm_mday == 2 && parts.tm_hour == 3 && parts.tm_min == 4 && parts.tm_sec == 5)
+        #expect(WallClock.utc.format(expected) == "2099-01-02 02:04:05 +0000")
+        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|2099-13-02T03:04:05", clock: clock)?.startsAt == nil, "no thirteenth month")
         #expect(row.job(now: Date()).expectedStart == expected)
-        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|N/A")?.startsAt == nil)
+        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|N/A", clock: .utc)?.startsAt == nil)
         // A start time squeue writes otherwise is no start time, and the row stands (a row dropped
         // would read as a job Slurm forgot, and end its desktop).
-        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|Unknown")?.jobId == "77")
-        #expect(SqueueRow(line: "77|RUNNING|None|node1|debug|4:00:00|3:59:00|2020-01-02T03:04:05")?.job(now: Date()).expectedStart == nil)
+        #expect(SqueueRow(line: "77|PENDING|Resources|(null)|debug|4:00:00|4:00:00|Unknown", clock: .utc)?.jobId == "77")
+        #expect(SqueueRow(line: "77|RUNNING|None|node1|debug|4:00:00|3:59:00|2020-01-02T03:04:05", clock: .utc)?.job(now: Date()).expectedStart == nil)
     }
 }

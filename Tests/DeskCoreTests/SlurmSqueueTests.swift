@@ -15,7 +15,7 @@ extension SlurmCoreTests {
         }
 
         @Test func aRunningJob() {
-            #expect(SqueueRow(line: "12|RUNNING|None|node2|debug|4:00:00|3:58:10")
+            #expect(SqueueRow(line: "12|RUNNING|None|node2|debug|4:00:00|3:58:10", clock: .utc)
                 == SqueueRow(jobId: "12", state: "RUNNING", reason: nil, node: "node2", partition: "debug", timeLimit: "4:00:00", secondsLeft: 14_290))
         }
 
@@ -29,7 +29,7 @@ extension SlurmCoreTests {
              SqueueRow(jobId: "15", state: "PENDING", reason: "Priority", node: nil, partition: "gpu", timeLimit: "30:00", secondsLeft: 1800)),
         ])
         func pendingJobs(line: String, row: SqueueRow) {
-            #expect(SqueueRow(line: Substring(line)) == row)
+            #expect(SqueueRow(line: Substring(line), clock: .utc) == row)
         }
 
         @Test(arguments: [
@@ -43,20 +43,20 @@ extension SlurmCoreTests {
              SqueueRow(jobId: "19", state: "COMPLETED", reason: nil, node: "node2", partition: "debug", timeLimit: "4:00:00", secondsLeft: 0)),
         ])
         func endedJobs(line: String, row: SqueueRow) {
-            #expect(SqueueRow(line: Substring(line)) == row)
+            #expect(SqueueRow(line: Substring(line), clock: .utc) == row)
         }
 
         @Test func aTimeLeftThatIsNoTimeIsNone() {
-            #expect(SqueueRow(line: "20|RUNNING|None|node2|debug|4:00:00|INVALID")
+            #expect(SqueueRow(line: "20|RUNNING|None|node2|debug|4:00:00|INVALID", clock: .utc)
                 == SqueueRow(jobId: "20", state: "RUNNING", node: "node2", partition: "debug", timeLimit: "4:00:00", secondsLeft: nil))
-            #expect(SqueueRow(line: "21|RUNNING|None|node2|long|UNLIMITED|UNLIMITED")
+            #expect(SqueueRow(line: "21|RUNNING|None|node2|long|UNLIMITED|UNLIMITED", clock: .utc)
                 == SqueueRow(jobId: "21", state: "RUNNING", node: "node2", partition: "long", timeLimit: "UNLIMITED", secondsLeft: nil))
-            #expect(SqueueRow(line: "22|PENDING|PartitionConfig||debug|NOT_SET|NOT_SET")
+            #expect(SqueueRow(line: "22|PENDING|PartitionConfig||debug|NOT_SET|NOT_SET", clock: .utc)
                 == SqueueRow(jobId: "22", state: "PENDING", reason: "PartitionConfig", partition: "debug", timeLimit: "NOT_SET", secondsLeft: nil))
         }
 
         @Test func anArrayTasksIdIsOne() {
-            #expect(SqueueRow(line: "23_4|RUNNING|None|node1|debug|4:00:00|1:00")?.jobId == "23_4")
+            #expect(SqueueRow(line: "23_4|RUNNING|None|node1|debug|4:00:00|1:00", clock: .utc)?.jobId == "23_4")
         }
 
         @Test(arguments: [
@@ -72,7 +72,7 @@ extension SlurmCoreTests {
             "JOBID|STATE|REASON|NODELIST|PARTITION|TIME_LIMIT|TIME_LEFT",  // the header --noheader leaves out
         ])
         func dropsLinesNotInTheFormatsShape(line: String) {
-            #expect(SqueueRow(line: Substring(line)) == nil)
+            #expect(SqueueRow(line: Substring(line), clock: .utc) == nil)
         }
 
         @Test func parsesEveryGoodLineByJobID() {
@@ -85,23 +85,23 @@ extension SlurmCoreTests {
                 16|TIMEOUT|TimeLimit|node2|debug|30:00|0:00
 
                 """
-            let rows = SqueueRow.parse(output)
+            let rows = SqueueRow.parse(output, clock: .utc)
             #expect(rows.keys.sorted() == ["12", "13", "16"])
             #expect(rows["12"]?.secondsLeft == 14_290)
             #expect(rows["13"]?.reason == "Resources")
             #expect(rows["16"]?.state == "TIMEOUT")
-            #expect(SqueueRow.parse("") == [:])
+            #expect(SqueueRow.parse("", clock: .utc) == [:])
         }
 
         @Test func aRunningJobEndsWhenItsTimeIsLeft() throws {
-            let row = try #require(SqueueRow(line: "12|RUNNING|None|node2|debug|4:00:00|3:58:10"))
+            let row = try #require(SqueueRow(line: "12|RUNNING|None|node2|debug|4:00:00|3:58:10", clock: .utc))
             #expect(row.job(now: Self.now) == SlurmJob(
                 jobId: "12", node: "node2", partition: "debug", state: "RUNNING", reason: nil, timeLimit: "4:00:00",
                 endsAt: Date(timeIntervalSince1970: 1_790_014_290)))
         }
 
         @Test func aPendingJobHasNoNodeNorEndButItsReason() throws {
-            let row = try #require(SqueueRow(line: "14|PENDING|ReqNodeNotAvail, UnavailableNodes:node1||debug|1-00:00:00|1-00:00:00"))
+            let row = try #require(SqueueRow(line: "14|PENDING|ReqNodeNotAvail, UnavailableNodes:node1||debug|1-00:00:00|1-00:00:00", clock: .utc))
             #expect(row.job(now: Self.now) == SlurmJob(
                 jobId: "14", node: nil, partition: "debug", state: "PENDING", reason: "ReqNodeNotAvail, UnavailableNodes:node1",
                 timeLimit: "1-00:00:00", endsAt: nil))
@@ -113,7 +113,7 @@ extension SlurmCoreTests {
         }
 
         @Test func anEndedJobKeepsItsNodeAndNeitherReasonNorEnd() throws {
-            let row = try #require(SqueueRow(line: "16|TIMEOUT|TimeLimit|node2|debug|30:00|0:00"))
+            let row = try #require(SqueueRow(line: "16|TIMEOUT|TimeLimit|node2|debug|30:00|0:00", clock: .utc))
             #expect(row.job(now: Self.now) == SlurmJob(
                 jobId: "16", node: "node2", partition: "debug", state: "TIMEOUT", reason: nil, timeLimit: "30:00", endsAt: nil))
             let completing = SqueueRow(jobId: "17", state: "COMPLETING", reason: "None", node: "node1", secondsLeft: 60)
@@ -121,7 +121,7 @@ extension SlurmCoreTests {
         }
 
         @Test func aRunningJobWithoutALimitHasNoEnd() throws {
-            let row = try #require(SqueueRow(line: "21|RUNNING|None|node2|long|UNLIMITED|UNLIMITED"))
+            let row = try #require(SqueueRow(line: "21|RUNNING|None|node2|long|UNLIMITED|UNLIMITED", clock: .utc))
             #expect(row.job(now: Self.now).endsAt == nil)
             #expect(row.job(now: Self.now).timeLimit == "UNLIMITED")
         }

@@ -1,16 +1,16 @@
 @testable import DeskDaemon
 import Logging
-import NIOConcurrencyHelpers
+import Synchronization
 import Testing
 
 @Suite("Log lines")
 struct DaemonLogHandlerTests {
     static func line(toJournal: Bool, _ body: (Logger) -> Void) -> String {
-        let captured = NIOLockedValueBox("")
-        var logger = Logger(label: "deskd") { _ in DaemonLogHandler(toJournal: toJournal) { line in captured.withLockedValue { $0 += line } } }
+        let captured = Mutex("")
+        var logger = Logger(label: "deskd") { _ in DaemonLogHandler(toJournal: toJournal) { line in captured.withLock { $0 += line } } }
         logger.logLevel = .info
         body(logger)
-        return captured.withLockedValue { $0 }
+        return captured.withLock { $0 }
     }
 
     @Test("under journald: a priority prefix and no timestamp of our own")

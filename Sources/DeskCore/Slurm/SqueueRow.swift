@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// One line of `squeue --noheader --states=all --format=FORMAT` as Slurm 22.05 prints it: the
 /// text form, whose fields deskd picks itself (squeue's JSON changes shape between releases).
@@ -33,8 +32,9 @@ public struct SqueueRow: Sendable, Equatable {
         self.secondsLeft = secondsLeft
     }
 
-    /// Parses one line; nil for anything not in the format's shape.
-    public init?(line: Substring) {
+    /// Parses one line; nil for anything not in the format's shape. `clock` is the host's, whose
+    /// local time squeue writes the start time in.
+    public init?(line: Substring, clock: WallClock) {
         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
         // Seven fields: a deskd before the start time was asked for (its tests' lines, too).
         guard fields.count == 7 || fields.count == 8 else { return nil }
@@ -55,31 +55,23 @@ public struct SqueueRow: Sendable, Equatable {
         self.secondsLeft = value(fields[6]).flatMap { SlurmTime(slurm: $0)?.seconds }
         // A start time in another form (squeue prints "Unknown" for some) is no start time; the
         // row stands: a row dropped would read as a job Slurm no longer knows, and end its desktop.
-        self.startsAt = fields.count == 8 ? value(fields[7]).flatMap(Self.localTime) : nil
+        self.startsAt = fields.count == 8 ? value(fields[7]).flatMap { Self.localTime($0, clock: clock) } : nil
     }
 
-    /// `2026-11-26T12:30:00` in the host's time zone (squeue's `%S`); nil for anything else.
-    static func localTime(_ text: String) -> Date? {
+    /// `2026-11-26T12:30:00` on `clock` (squeue's `%S`, the host's local time); nil for anything else.
+    static func localTime(_ text: String, clock: WallClock) -> Date? {
         let parts = text.split(whereSeparator: { $0 == "-" || $0 == "T" || $0 == ":" }).map { Int($0) }
         guard text.utf8.count == 19, parts.count == 6, parts.allSatisfy({ $0 != nil }) else { return nil }
         let v = parts.map { $0! }
-        var moment = tm()
-        moment.tm_year = Int32(v[0] - 1900)
-        moment.tm_mon = Int32(v[1] - 1)
-        moment.tm_mday = Int32(v[2])
-        moment.tm_hour = Int32(v[3])
-        moment.tm_min = Int32(v[4])
-        moment.tm_sec = Int32(v[5])
-        moment.tm_isdst = -1
-        let seconds = mktime(&moment)
-        return seconds == -1 ? nil : Date(timeIntervalSince1970: Double(seconds))
+        guard (1...12).contains(v[1]), (1...31).contains(v[2]), (0...23).contains(v[3]), (0...59).contains(v[4]), (0...60).contains(v[5]) else { return nil }
+        return clock.instant(showing: CivilTime(year: v[0], month: v[1], day: v[2], hour: v[3], minute: v[4], second: v[5]))
     }
 
     /// Every row of squeue's output that parses, by job id.
-    public static func parse(_ output: String) -> [String: SqueueRow] {
+    public static func parse(_ output: String, clock: WallClock) -> [String: SqueueRow] {
         var rows: [String: SqueueRow] = [:]
         for line in output.split(separator: "\n") {
-            if let row = SqueueRow(line: line) { rows[row.jobId] = row }
+            if let row = SqueueRow(line: line, clock: clock) { rows[row.jobId] = row }
         }
         return rows
     }

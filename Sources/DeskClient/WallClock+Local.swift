@@ -5,7 +5,8 @@ import Glibc
 extension WallClock {
     /// This host's local time (TZ, else /etc/localtime) from the C library: `localtime_r` says the
     /// offset and the zone's name in force at each instant, so no zone database of ICU's is needed.
-    static let local: WallClock = {
+    /// deskctl prints and reads times with it; deskd reads squeue's start times (`SqueueRow`).
+    public static let local: WallClock = {
         // localtime_r need not read TZ itself (POSIX); tzset makes sure it has, once.
         tzset()
         return WallClock { date in
