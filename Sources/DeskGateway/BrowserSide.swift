@@ -22,36 +22,36 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    private enum Phase {
+    enum Phase {
         case connectingToDesktop
         case handshaking
         case relaying
         case closing
     }
 
-    private let grant: GatewayGrant
-    private let environment: GatewayEnvironment
-    private let logger: Logger
-    private var phase = Phase.connectingToDesktop
-    private var stream: BrowserStream
-    private var context: ChannelHandlerContext?
-    private var desktop: DesktopSide?
-    private var pendingRead = false
-    private var deadline: Scheduled<Void>?
+    let grant: GatewayGrant
+    let environment: GatewayEnvironment
+    let logger: Logger
+    var phase = Phase.connectingToDesktop
+    var stream: BrowserStream
+    var context: ChannelHandlerContext?
+    var desktop: DesktopSide?
+    var pendingRead = false
+    var deadline: Scheduled<Void>?
     /// Counted in the open relays, so counted out exactly once.
-    private var countedAsRelay = false
+    var countedAsRelay = false
     /// One connection is one refusal, whatever else goes wrong as it ends.
-    private var refusalCounted = false
+    var refusalCounted = false
     /// The last time anything came from either side (the browser's pongs included).
-    private var lastHeard = NIODeadline.now()
+    var lastHeard = NIODeadline.now()
     /// Since when the browser's side has been over its high water mark.
-    private var unwritableSince: NIODeadline?
+    var unwritableSince: NIODeadline?
     /// Since when a ping or pong of the gateway's has waited to leave; one at a time.
-    private var controlFrameSince: NIODeadline?
+    var controlFrameSince: NIODeadline?
     /// The latest ping's payload, answered once the pong before it has left.
-    private var pendingPong: ByteBuffer?
+    var pendingPong: ByteBuffer?
     /// Looks at the deadlines above, and pings a quiet browser, while relaying.
-    private var ticker: RepeatedTask?
+    var ticker: RepeatedTask?
 
     /// How much one side may hold for the other before the relay stops reading: enough for a
     /// full-screen update in flight, little enough that 256 relays stay within a few hundred MiB.
@@ -267,63 +267,6 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    // MARK: Pings, pongs and deadlines
-
-    /// Sends the pong owed for the latest ping, unless the gateway's last ping or pong has not
-    /// left yet: then it waits for that one, and later pings replace it.
-    private func answerPing() {
-        guard controlFrameSince == nil, let payload = pendingPong else { return }
-        pendingPong = nil
-        sendControlFrame(.pong, payload)
-    }
-
-    /// A ping or pong, one at a time: the next pong waits in `pendingPong` until this one has left.
-    /// Each costs a write to the socket, so a burst of pings costs one, not one each.
-    private func sendControlFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer) {
-        guard let context, phase != .closing else { return }
-        controlFrameSince = .now()
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        promise.futureResult.assumeIsolated().whenSuccess {
-            let handler = loopBound.value
-            handler.controlFrameSince = nil
-            handler.answerPing()
-        }
-        context.writeAndFlush(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: opcode, data: payload)), promise: promise)
-    }
-
-    private func startTicking(_ context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let tick = TimeAmount(environment.limits.relayTick)
-        ticker = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in loopBound.value.tick() }
-    }
-
-    /// Cuts off a browser that stopped reading, closes a relay gone silent, and otherwise pings
-    /// a browser not heard from for a tick, so one that is there has something to answer.
-    private func tick() {
-        guard phase == .relaying, let context else { return }
-        let now = NIODeadline.now(), limits = environment.limits
-        if let since = [unwritableSince, controlFrameSince].compactMap({ $0 }).min(), now - since >= TimeAmount(limits.stallTimeout) {
-            cut(.notReading, "the browser took nothing the gateway sent for \(limits.stallTimeout)")
-        } else if now - lastHeard >= TimeAmount(limits.idleTimeout) {
-            cut(.idle, "nothing came from the browser or the desktop for \(limits.idleTimeout), not even an answer to a ping")
-        } else if now - lastHeard >= TimeAmount(limits.relayTick), controlFrameSince == nil, context.channel.isWritable {
-            sendControlFrame(.ping, context.channel.allocator.buffer(string: "deskd"))
-        }
-    }
-
-    /// Ends a relay that was under way: counted, logged, and closed at once (a browser that does
-    /// not read would never take a close frame).
-    private func cut(_ reason: GatewayMetrics.Cut, _ why: String) {
-        guard let context, phase != .closing else { return }
-        environment.metrics.cut(reason)
-        logger.info("browser cut off", metadata: ["reason": "\(why)"])
-        phase = .closing
-        desktop?.close()
-        desktop = nil
-        context.close(promise: nil)
-    }
-
     /// Reads from the browser only as fast as Xvnc takes what it sends.
     func read(context: ChannelHandlerContext) {
         if let desktop, !desktop.isWritable {
@@ -384,7 +327,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Sends a close frame (1000 unless `code` says otherwise), then closes both sides.
-    private func closeAll(sending code: ByteBuffer? = nil) {
+    func closeAll(sending code: ByteBuffer? = nil) {
         guard let context, phase != .closing else { return }
         phase = .closing
         desktop?.close()
