@@ -80,9 +80,9 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             handler.closeAll()
         }
         // A revoke between the cookie's redemption and this registration closed nothing of this
-        // relay's (deskd's close of it is remembered, and refused here); one after it will find it.
-        let registered = environment.registry.add(context.channel, grant: grant)
-        guard registered, !environment.authority.isRevoked(grant) else {
+        // relay's: deskd's close of it is remembered, and refused here (and deskd itself looks
+        // again before it hands over the desktop); one after it will find it.
+        guard environment.registry.add(context.channel, grant: grant) else {
             countRefusal(.cookie)
             logger.info("browser refused", metadata: ["reason": "its link was taken back as it connected"])
             return closeAll()

@@ -13,9 +13,6 @@ public protocol GatewayAuthority: Sendable {
     /// The desktop's socket for `grant`, logged in to (for a view-only grant, with the view-only
     /// password, so Xvnc itself takes no input from it); or why it could not be reached.
     func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal>
-    /// Whether the session's links were taken back after `grant`'s cookie was spent. Asked once
-    /// the relay is registered: a revoke before that found nothing to close, one after finds it.
-    func isRevoked(_ grant: GatewayGrant) -> Bool
     /// The relay `grant` opened has ended (or never got going): it no longer counts as a viewer.
     func relayEnded(_ grant: GatewayGrant)
 }
@@ -46,7 +43,6 @@ extension GatewayAuthority {
         return .granted(cookie: cookie, viewOnly: viewOnly)
     }
 
-    public func isRevoked(_ grant: GatewayGrant) -> Bool { false }
     public func relayEnded(_ grant: GatewayGrant) {}
 }
 
