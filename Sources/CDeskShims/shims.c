@@ -216,9 +216,12 @@ static int deskd_sock_diag_walk(const struct nlmsghdr *datagram, int length, voi
     return 0;
 }
 
-/* One sock_diag dump: sends `request` (a netlink header and a family's request) and calls
-   `visit` with each socket's message until the kernel says done. 0, or -1 with errno. */
-static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit)(const struct nlmsghdr *, void *), void *context) {
+/* One sock_diag request: sends `request` (a netlink header and a family's request) and calls
+   `visit` with each socket's message. A dump (NLM_F_DUMP) is read until the kernel says done; a
+   lookup of one socket is answered in one datagram, with no NLMSG_DONE, so its read ends there.
+   0, or -1 with errno. */
+static int deskd_sock_diag_request(const void *request, size_t length, void (*visit)(const struct nlmsghdr *, void *), void *context) {
+    int dump = (((const struct nlmsghdr *)request)->nlmsg_flags & NLM_F_DUMP) != 0;
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (fd < 0) return -1;
     struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
@@ -232,16 +235,33 @@ static int deskd_sock_diag_dump(const void *request, size_t length, void (*visit
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) { close(fd); return -1; }
         int walked = deskd_sock_diag_walk((const struct nlmsghdr *)buffer, (int)n, visit, context);
-        if (walked != 0) {
+        if (walked != 0 || !dump) {
             int saved = errno;
             close(fd);
             errno = saved;
-            return walked > 0 ? 0 : -1;
+            return walked < 0 ? -1 : 0;
         }
     }
 }
 
 struct deskd_tcp_output { struct deskd_tcp_socket *out; int capacity; int count; unsigned short port_low, port_high; };
+
+/* A sock_diag request for TCP sockets of `family` in `states`. */
+struct deskd_tcp_request {
+    struct nlmsghdr header;
+    struct inet_diag_req_v2 request;
+};
+
+static struct deskd_tcp_request deskd_tcp_request(int family, unsigned int states, unsigned short flags) {
+    struct deskd_tcp_request message = {0};
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = flags;
+    message.request.sdiag_family = (unsigned char)family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = states;
+    return message;
+}
 
 static void deskd_visit_tcp(const struct nlmsghdr *h, void *context) {
     struct deskd_tcp_output *output = context;
@@ -270,18 +290,9 @@ int deskd_tcp_sockets_in(const void *datagram, int length, unsigned short port_l
 
 int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, unsigned short port_high,
                       struct deskd_tcp_socket *out, int capacity) {
-    struct {
-        struct nlmsghdr header;
-        struct inet_diag_req_v2 request;
-    } message = {0};
-    message.header.nlmsg_len = sizeof message;
-    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    message.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    message.request.sdiag_family = (unsigned char)family;
-    message.request.sdiag_protocol = IPPROTO_TCP;
-    message.request.idiag_states = states;
+    struct deskd_tcp_request message = deskd_tcp_request(family, states, NLM_F_REQUEST | NLM_F_DUMP);
     struct deskd_tcp_output output = { out, capacity, 0, port_low, port_high };
-    return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
+    return deskd_sock_diag_request(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
 }
 
 struct deskd_tcp_owner { int found; unsigned int uid; };
@@ -300,42 +311,18 @@ static void deskd_visit_owner(const struct nlmsghdr *h, void *context) {
 int deskd_tcp_socket_owner(int family, const void *source, unsigned short source_port,
                            const void *destination, unsigned short destination_port, unsigned int *uid) {
     if (family != AF_INET && family != AF_INET6) { errno = EAFNOSUPPORT; return -1; }
-    struct {
-        struct nlmsghdr header;
-        struct inet_diag_req_v2 request;
-    } message = {0};
-    message.header.nlmsg_len = sizeof message;
-    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
     /* No NLM_F_DUMP: the kernel looks the one socket up by its four-tuple and answers it alone
        (or ENOENT), however many sockets the host has. */
-    message.header.nlmsg_flags = NLM_F_REQUEST;
-    message.request.sdiag_family = (unsigned char)family;
-    message.request.sdiag_protocol = IPPROTO_TCP;
-    message.request.idiag_states = ~0U;
+    struct deskd_tcp_request message = deskd_tcp_request(family, ~0U, NLM_F_REQUEST);
     size_t length = family == AF_INET ? 4 : 16;
     memcpy(message.request.id.idiag_src, source, length);
     memcpy(message.request.id.idiag_dst, destination, length);
     message.request.id.idiag_sport = htons(source_port);
     message.request.id.idiag_dport = htons(destination_port);
-    message.request.id.idiag_if = 0;
     message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
     message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
     struct deskd_tcp_owner owner = { 0, 0 };
-    /* A lookup's answer is one message without NLMSG_DONE: the walk ends on the datagram. */
-    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (fd < 0) return -1;
-    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
-        close(fd);
-        return -1;
-    }
-    long buffer[8192 / sizeof(long)];
-    ssize_t n;
-    do { n = recv(fd, buffer, sizeof buffer, 0); } while (n < 0 && errno == EINTR);
-    int saved = errno;
-    close(fd);
-    if (n <= 0) { errno = n < 0 ? saved : EIO; return -1; }
-    if (deskd_sock_diag_walk((const struct nlmsghdr *)buffer, (int)n, deskd_visit_owner, &owner) < 0) return -1;
+    if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0) return -1;
     if (!owner.found) { errno = ENOENT; return -1; }
     *uid = owner.uid;
     return 0;
@@ -408,7 +395,7 @@ int deskd_unix_sockets(unsigned int states, const char *const *prefixes, int pre
     message.request.udiag_states = states;
     message.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
     struct deskd_unix_output output = { out, capacity, 0, prefixes, prefix_count };
-    return deskd_sock_diag_dump(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
+    return deskd_sock_diag_request(&message, sizeof message, deskd_visit_unix, &output) == 0 ? output.count : -1;
 }
 
 int deskd_become_subreaper(void) {

@@ -19,8 +19,7 @@ import FoundationEssentials
 public struct AuditLimiter: Sendable {
     public let perMinute: Int
     private struct Bucket {
-        var tokens: Double
-        var at: Double
+        var allowance: TokenBucket
         var suppressed = 0
         /// When the first entry of the count now held was left out.
         var since: Double?
@@ -28,8 +27,8 @@ public struct AuditLimiter: Sendable {
         var peerUID: UInt32?
     }
     private var buckets: [String: Bucket] = [:]
-    /// Every browser before its login, together.
-    private var web: (tokens: Double, at: Double)?
+    /// Every browser before its login, together: ten callers' allowance.
+    private var web: TokenBucket?
 
     public init(perMinute: Int = 30) {
         self.perMinute = perMinute
@@ -47,25 +46,23 @@ public struct AuditLimiter: Sendable {
     /// client, for an entry with no caller.
     public mutating func admit(_ entry: AuditEntry, alwaysKept: Bool, client: String? = nil, now: Double) -> AuditEntry? {
         let key = Self.bucket(of: entry, client: client)
-        let rate = Double(perMinute) / 60
-        var bucket = buckets[key] ?? Bucket(tokens: Double(perMinute), at: now, peerUID: entry.peerUID)
-        bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
-        bucket.at = now
+        var bucket = buckets[key] ?? Bucket(allowance: TokenBucket(perMinute: perMinute, now: now), peerUID: entry.peerUID)
         if !(entry.ok && alwaysKept) {
-            let webRate = rate * 10, webCapacity = Double(perMinute * 10)
-            var shared = web ?? (webCapacity, now)
-            shared.tokens = min(webCapacity, shared.tokens + (now - shared.at) * webRate)
-            shared.at = now
-            let anonymous = entry.peerUID == nil
-            if anonymous { web = shared }
-            guard bucket.tokens >= 1, !anonymous || shared.tokens >= 1 else {
+            // An anonymous entry needs a token of its client's and one of all browsers'; a token
+            // is taken from neither unless both have one.
+            var shared = web ?? TokenBucket(perMinute: perMinute * 10, now: now)
+            var own = bucket.allowance
+            let admitted = own.take(now: now) && (entry.peerUID != nil || shared.take(now: now))
+            if admitted {
+                bucket.allowance = own
+                if entry.peerUID == nil { web = shared }
+            }
+            guard admitted else {
                 bucket.suppressed += 1
                 if bucket.since == nil { bucket.since = now }
                 buckets[key] = bucket
                 return nil
             }
-            bucket.tokens -= 1
-            if anonymous { web?.tokens -= 1 }
         }
         var written = entry
         if bucket.suppressed > 0 { written.suppressed = bucket.suppressed }
@@ -74,7 +71,7 @@ public struct AuditLimiter: Sendable {
         buckets[key] = bucket
         // Forget callers whose bucket is full again and who owe no count.
         if buckets.count > 1024 {
-            buckets = buckets.filter { $0.value.suppressed > 0 || $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
+            buckets = buckets.filter { $0.value.suppressed > 0 || !$0.value.allowance.isFull(at: now) }
         }
         return written
     }

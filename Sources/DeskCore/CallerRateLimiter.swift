@@ -7,7 +7,7 @@ public struct CallerRateLimiter: Sendable {
     /// What is counted, as the refusal names it ("starts"), and the rule that allows `perMinute`.
     public let what: String
     public let rule: String
-    private var buckets: [UInt32: (tokens: Double, at: Double)] = [:]
+    private var buckets: [UInt32: TokenBucket] = [:]
 
     public init(perMinute: Int, what: String = "starts", rule: String = "limits.starts_per_minute") {
         self.perMinute = perMinute
@@ -17,20 +17,15 @@ public struct CallerRateLimiter: Sendable {
 
     /// Takes a token for `uid` at `now` (seconds on any monotonic clock), or says when to retry.
     public mutating func admit(uid: UInt32, now: Double) throws(DeskError) {
-        let rate = Double(perMinute) / 60
-        var bucket = buckets[uid] ?? (Double(perMinute), now)
-        bucket.tokens = min(Double(perMinute), bucket.tokens + (now - bucket.at) * rate)
-        bucket.at = now
-        guard bucket.tokens >= 1 else {
-            buckets[uid] = bucket
-            let wait = Int(((1 - bucket.tokens) / rate).rounded(.up))
-            throw DeskError(.limitReached, "too many \(what): \(rule) allows \(perMinute) a minute per user; try again in \(wait) s.")
-        }
-        bucket.tokens -= 1
+        var bucket = buckets[uid] ?? TokenBucket(perMinute: perMinute, now: now)
+        let taken = bucket.take(now: now)
         buckets[uid] = bucket
+        guard taken else {
+            throw DeskError(.limitReached, "too many \(what): \(rule) allows \(perMinute) a minute per user; try again in \(bucket.secondsToNextToken) s.")
+        }
         // Forget full buckets now and then, so the table does not grow with every uid ever seen.
         if buckets.count > 1024 {
-            buckets = buckets.filter { $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
+            buckets = buckets.filter { !$0.value.isFull(at: now) }
         }
     }
 }

@@ -130,7 +130,7 @@ final class LoginThrottle: Sendable {
             if state.everywhere.count > Self.totalPerMinute, !fromClient.isEmpty, let first = state.everywhere.first {
                 return .seconds(60) - (now - first)
             }
-            if state.clients[client] == nil, state.clients.count >= capacity, !Self.hasRoom(state.clients, now: now) {
+            if state.clients[client] == nil, state.clients.count >= capacity, Self.stalestClient(state.clients, now: now) == nil {
                 return Self.fullTableWait
             }
             let atAccount = account.map { Self.recent(&state.accounts, $0, now: now) } ?? []
@@ -156,7 +156,10 @@ final class LoginThrottle: Sendable {
     /// `succeeded` takes the one back.
     func attempted(client: String, account: UInt32?, now: ContinuousClock.Instant = .now) {
         state.withLock { state in
-            if state.clients[client] != nil || state.clients.count < capacity || Self.makeRoom(&state.clients, now: now) {
+            if state.clients[client] == nil, state.clients.count >= capacity, let stale = Self.stalestClient(state.clients, now: now) {
+                state.clients[stale] = nil
+            }
+            if state.clients[client] != nil || state.clients.count < capacity {
                 Self.append(now, to: &state.clients[client, default: []])
             }
             if let account {
@@ -177,22 +180,16 @@ final class LoginThrottle: Sendable {
         if failures.count > 64 { failures.removeFirst() }
     }
 
-    private static func hasRoom(_ clients: [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant) -> Bool {
-        clients.contains { penalty($0.value.filter { now - $0 < window }, free: freeFailuresPerClient, now: now) == nil }
-    }
-
-    /// Forgets the client, among those with no penalty running, whose last failure is the
-    /// oldest; false if every client has a penalty running.
-    private static func makeRoom(_ clients: inout [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant) -> Bool {
+    /// The client to forget for room: among those with no penalty running, the one whose last
+    /// failure is the oldest; nil if every client has a penalty running.
+    private static func stalestClient(_ clients: [String: [ContinuousClock.Instant]], now: ContinuousClock.Instant) -> String? {
         var stale: (key: String, last: ContinuousClock.Instant)?
         for (key, failures) in clients {
             if penalty(failures.filter { now - $0 < window }, free: freeFailuresPerClient, now: now) != nil { continue }
             let last = failures.last ?? now
             if stale == nil || last < stale!.last { stale = (key, last) }
         }
-        guard let stale else { return false }
-        clients[stale.key] = nil
-        return true
+        return stale?.key
     }
 
     /// The attempt's provisional failure taken back: it was not one.
