@@ -76,17 +76,26 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                "DeskGateway",
+                "DeskFrontProtocol",
             ]
         ),
-        // The browser gateway: noVNC's files, one-time links and a WebSocket relay to each session's
-        // Xvnc, authenticated by deskd so the VNC password never reaches a browser.
+        // What deskd and deskd-web, its web front, say to each other over deskd's front socket,
+        // and the values both ends keep: the gateway's settings, grants, counters, the portal's
+        // page. No NIO: deskd links this, not the web front's HTTP, WebSocket and TLS.
         .target(
-            name: "DeskGateway",
+            name: "DeskFrontProtocol",
+            dependencies: ["DeskCore", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        // What deskd-web runs, as an unprivileged user: the browser gateway (noVNC's files,
+        // one-time links, a WebSocket relay to each desktop, which deskd logged in to so the VNC
+        // password never reaches a browser), the portal's pages and the metrics endpoint, each
+        // decision asked of deskd over the front socket.
+        .target(
+            name: "DeskWeb",
             dependencies: [
                 "DeskCore",
                 "DeskLinux",
-                "DeskCluster",
+                "DeskFrontProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -125,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "deskd-web",
             dependencies: [
-                "DeskGateway",
+                "DeskWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -166,7 +175,7 @@ let package = Package(
         .target(
             name: "DeskFuzzTargets",
             dependencies: [
-                "DeskCore", "DeskSessionProtocol", "DeskLinux", "DeskGateway", "CDeskShims",
+                "DeskCore", "DeskSessionProtocol", "DeskLinux", "DeskWeb", "DeskFrontProtocol", "CDeskShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -184,7 +193,9 @@ let package = Package(
         // The daemon's decisions under a fake host (Tests/DeskDaemonTests/FakeHost.swift): no root needed.
         .testTarget(
             name: "DeskDaemonTests",
-            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]
+            // DeskWeb too: the front socket's test runs deskd-web's end of it in the same process.
+            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskSessionProtocol", "DeskFrontProtocol", "DeskWeb",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskSessionProtocol"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
@@ -193,13 +204,15 @@ let package = Package(
         .testTarget(name: "DeskClusterTests", dependencies: ["DeskCore", "DeskCluster"]),
         // The gateway against a fake authority and a fake Xvnc in this process: no root needed.
         .testTarget(
-            name: "DeskGatewayTests",
+            name: "DeskWebTests",
             dependencies: [
                 "DeskCore",
-                "DeskGateway",
+                "DeskWeb",
+                "DeskFrontProtocol",
                 "DeskLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 "TestSupport",
             ]

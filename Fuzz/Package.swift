@@ -25,12 +25,11 @@ let package = Package(
         .target(name: "CDeskShims"),
         .target(name: "DeskClient", dependencies: ["DeskCore"]),
         .target(name: "DeskLinux", dependencies: ["DeskCore", "DeskClient", "CDeskShims", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]),
-        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "DeskCluster", dependencies: ["DeskCore", "CLibCrypto"]),
+        .target(name: "DeskFrontProtocol", dependencies: ["DeskCore", .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(
-            name: "DeskGateway",
+            name: "DeskWeb",
             dependencies: [
-                "DeskCore", "DeskLinux", "DeskCluster",
+                "DeskCore", "DeskLinux", "DeskFrontProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -44,7 +43,7 @@ let package = Package(
         .target(
             name: "DeskFuzzTargets",
             dependencies: [
-                "DeskCore", "DeskSessionProtocol", "DeskLinux", "DeskGateway", "CDeskShims",
+                "DeskCore", "DeskSessionProtocol", "DeskLinux", "DeskWeb", "DeskFrontProtocol", "CDeskShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
+import DeskWeb
 import NIOCore
 
 /// What the browser gateway reads from browsers, and what deskd reads from its web front.

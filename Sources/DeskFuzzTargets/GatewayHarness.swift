@@ -1,5 +1,6 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
+import DeskWeb
 import Dispatch
 import Glibc
 import Logging
@@ -158,13 +159,10 @@ final class Authority: GatewayAuthority, PortalAuthority {
         return token.hasPrefix("t") ? .granted(cookie: "c" + token.dropFirst(), viewOnly: token.hasSuffix("v")) : .refused
     }
 
-    func redeem(cookie: String) async -> GatewayGrant? {
+    func redeem(cookie: String) async -> Redemption? {
         guard cookie.hasPrefix("c") else { return nil }
-        return GatewayGrant(sessionID: "fuzz", viewOnly: cookie.hasSuffix("v"), relay: relays.add(1, ordering: .relaxed).newValue)
-    }
-
-    func openDesktop(_ grant: GatewayGrant) async -> Result<Int32, DesktopRefusal> {
-        .failure(DesktopRefusal("the fuzzer has no desktop"))
+        let grant = GatewayGrant(sessionID: "fuzz", viewOnly: cookie.hasSuffix("v"), relay: relays.add(1, ordering: .relaxed).newValue)
+        return Redemption(grant: grant, desktop: .failure(DesktopRefusal("the fuzzer has no desktop")))
     }
 
     // MARK: The portal

@@ -1,5 +1,5 @@
 import ArgumentParser
-import DeskGateway
+import DeskWeb
 import Glibc
 import Logging
 import UnixSignals

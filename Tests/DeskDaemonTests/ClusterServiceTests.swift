@@ -1,6 +1,6 @@
 @testable import DeskDaemon
 import DeskCore
-import DeskGateway
+import DeskWeb
 import DeskLinux
 import Foundation
 import Logging

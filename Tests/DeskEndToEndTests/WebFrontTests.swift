@@ -97,7 +97,8 @@ struct WebFrontTests {
         let result = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(result["madeUpToken"] is NSNull, "a made-up token was traded")
         #expect(result["madeUpCookie"] is NSNull, "a made-up cookie was redeemed")
-        #expect((result["relaysOpenedWithoutAGrant"] as? [Int]) == [], "desktops opened for relays never granted")
+        #expect(result["madeUpCookieSockets"] as? Int == 0, "a desktop for a made-up cookie")
+        #expect(result["connectByNumber"] as? String == "closed", "a desktop asked for by relay number was answered")
         #expect(result["liveTokenGaveACookie"] as? Bool == true)
         #expect(result["liveTokenTwice"] is NSNull, "a token traded twice")
         #expect(result["cookieTwice"] is NSNull, "a cookie spent twice")
@@ -106,7 +107,7 @@ struct WebFrontTests {
         // the desktop, though the front never held the password.
         let serverInit = try #require(result["serverInit"] as? [String: Any])
         #expect(serverInit["width"] as? Int == 1920 && (serverInit["name"] as? String)?.contains(owner.name) == true, "\(serverInit)")
-        #expect(result["connectTwice"] as? Int == 0, "one relay opened the desktop twice")
+        #expect(result["desktopTwice"] as? Int == 0, "one cookie opened the desktop twice")
         #expect(result["afterGarbage"] as? String == "closed")
         #expect(result["afterHugeCounts"] as? String == "closed")
         #expect(result["afterMadeUpListener"] as? String == "closed")
@@ -114,6 +115,7 @@ struct WebFrontTests {
         // deskd serves on, and says why it cut the intruder off.
         #expect(try daemon.deskctl(["list"]).status == 0)
         #expect(daemon.logText.contains("web front cut off: it sent something that is not a request"))
+        #expect(result["grant"] is [String: Any] && result["refusal"] is NSNull, "\(result)")
         #expect(daemon.logText.contains("web front cut off: its counts are out of range"))
         #expect(daemon.logText.contains("web front cut off: it named a listener deskd never passed it"))
         // No made-up listener reached status.

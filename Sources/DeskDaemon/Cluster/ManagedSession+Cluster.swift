@@ -1,6 +1,6 @@
 import DeskCluster
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 import DeskLinux
 import FoundationEssentials
 import Logging

@@ -1,5 +1,5 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 
 extension WebSettings {
     /// What the gateway is told: where to listen, its certificate, noVNC, the clipboard, and the

@@ -1,4 +1,4 @@
-import DeskGateway
+import DeskFrontProtocol
 
 /// deskd's browser gateway (`[web]` in deskd.toml): where it listens, its certificate, where
 /// noVNC's files are, and which way the clipboard may go. Off unless `web.listen` is set.

@@ -1,5 +1,5 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 import DeskLinux
 import FoundationEssentials
 import Glibc

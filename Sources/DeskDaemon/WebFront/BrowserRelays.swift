@@ -1,4 +1,4 @@
-import DeskGateway
+import DeskFrontProtocol
 import Synchronization
 
 /// Every browser relay deskd has granted, by its number: which session and front it belongs to,

@@ -1,4 +1,4 @@
-import DeskGateway
+import DeskFrontProtocol
 import DeskLinux
 import Glibc
 import Synchronization

@@ -1,11 +1,11 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 import DeskLinux
 import Glibc
 import Logging
 
-/// deskd's answers to its web front: which link a token is, what a cookie lets a browser do,
-/// and the desktop's socket for a relay it granted, logged in to by deskd. The front never sees
+/// deskd's answers to its web front: which link a token is, and what a cookie lets a browser
+/// do, with the desktop's socket for the relay it granted, logged in to by deskd. The front never sees
 /// a password, and a front that has been taken over gets no desktop without a live link.
 struct FrontRequests: Sendable {
     let service: SessionService
@@ -58,7 +58,7 @@ struct FrontRequests: Sendable {
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
-        case .exchange, .redeem, .connect, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .watch, .logout, .request:
+        case .exchange, .redeem, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .watch, .logout, .request:
             return .later
         }
         return .handled
@@ -77,14 +77,16 @@ struct FrontRequests: Sendable {
                 front.send(.exchanged(call: call, cookie: nil, viewOnly: false, forNamedViewers: false))
             }
         case .redeem(let call, let cookie):
-            front.send(.redeemed(call: call, grant: await redeem(cookie: cookie, front: front)))
-        case .connect(let call, let relay):
-            switch await openDesktop(relay: relay, front: front) {
+            guard let grant = await redeem(cookie: cookie, front: front) else {
+                front.send(.redeemed(call: call, grant: nil, refusal: nil))
+                break
+            }
+            switch await openDesktop(relay: grant.relay, front: front) {
             case .success(let fd):
-                front.send(.connected(call: call, refusal: nil), descriptors: [fd])
+                front.send(.redeemed(call: call, grant: grant, refusal: nil), descriptors: [fd])
                 close(fd)
             case .failure(let refusal):
-                front.send(.connected(call: call, refusal: refusal))
+                front.send(.redeemed(call: call, grant: grant, refusal: refusal))
             }
         case .scrape(let call):
             front.send(.scraped(call: call, text: await service.metricsText()))
@@ -132,6 +134,7 @@ struct FrontRequests: Sendable {
 
     /// Only for a relay this front was granted, once, while it is open: a revoke or the
     /// session's end since the cookie was spent removed it, and then there is nothing to open.
+    /// (Called right after `redeem`, in the same request: the relay was granted a moment ago.)
     /// Looked at again once the login is done: a revoke during the login closes the socket here.
     private func openDesktop(relay number: UInt64, front: FrontPeer) async -> Result<Int32, DesktopRefusal> {
         let links = environment.links, browsers = environment.browsers

@@ -1,5 +1,5 @@
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 import DeskLinux
 import Glibc
 import Logging
@@ -112,28 +112,39 @@ final class FrontServer: Service, Sendable {
                 logger.warning("front socket: a connection from another account was refused", metadata: ["peer.uid": "\(connection.peer?.uid ?? 0)"])
                 continue
             }
-            // deskd's records to the front (the metrics text, the TLS chain) may pass the default buffer.
-            connection.allowRecords(upTo: 2 * FrontWire.eventLimit)
-            let peer = FrontPeer(socket: connection, credentials: credentials)
-            let admitted = state.withLock { state -> Bool in
-                guard state.peers.count < Self.maxPeers else { return false }
-                state.peers[peer.id] = peer
-                // Under the lock, so an offer made meanwhile reaches it once, and after the setup.
-                peer.send(.setup(gateway: gateway, portal: portalPage))
-                for offer in state.offers.values.sorted(by: { $0.name < $1.name }) {
-                    peer.send(.listen(listener: offer.name, tls: offer.tls), descriptors: [offer.fd])
-                }
-                return true
-            }
-            guard admitted else {
-                logger.warning("front socket: a connection was refused, \(Self.maxPeers) web fronts are connected", metadata: ["peer.pid": "\(credentials.pid)"])
-                continue
-            }
-            logger.info("web front connected", metadata: ["peer.pid": "\(credentials.pid)", "peer.uid": "\(credentials.uid)"])
-            if !DetachedThread.start(name: "deskd-front-in", { [self] in readLoop(peer) }) {
-                drop(peer)
-            }
+            admit(connection, credentials: credentials)
         }
+    }
+
+    /// Serves a front's connection (the accept loop's, once its peer is `web.user`; a test's
+    /// socket pair, whose other end is a `DeskdLink`): the setup, every listener offered, then
+    /// its requests on a thread of their own. False when it was refused.
+    @discardableResult
+    func admit(_ connection: RecordSocket, credentials: PeerCredentials) -> Bool {
+        // deskd's records to the front (the metrics text, the TLS chain) may pass the default buffer.
+        connection.allowRecords(upTo: 2 * FrontWire.eventLimit)
+        let peer = FrontPeer(socket: connection, credentials: credentials)
+        let admitted = state.withLock { state -> Bool in
+            guard state.peers.count < Self.maxPeers else { return false }
+            state.peers[peer.id] = peer
+            // Under the lock, so an offer made meanwhile reaches it once, and after the setup.
+            peer.send(.setup(gateway: gateway, portal: portalPage))
+            for offer in state.offers.values.sorted(by: { $0.name < $1.name }) {
+                peer.send(.listen(listener: offer.name, tls: offer.tls), descriptors: [offer.fd])
+            }
+            return true
+        }
+        guard admitted else {
+            logger.warning("front socket: a connection was refused, \(Self.maxPeers) web fronts are connected", metadata: ["peer.pid": "\(credentials.pid)"])
+            connection.shutdown()
+            return false
+        }
+        logger.info("web front connected", metadata: ["peer.pid": "\(credentials.pid)", "peer.uid": "\(credentials.uid)"])
+        if !DetachedThread.start(name: "deskd-front-in", { [self] in readLoop(peer) }) {
+            drop(peer)
+            return false
+        }
+        return true
     }
 
     /// One front's requests, in order: the quick ones here, the ones deskd may take a while over

@@ -1,6 +1,6 @@
 import CoreMetrics
 import DeskCore
-import DeskGateway
+import DeskFrontProtocol
 import Logging
 import Synchronization
 
@@ -45,7 +45,7 @@ final class SideListenerBoard: Sendable {
 extension SessionService {
     /// Runs `listener` (the gateway or the metrics endpoint) so that it never stops deskd: one
     /// that cannot listen is tried again, and shown in `deskctl status` and the metrics.
-    public func sideListener(_ listener: any SideListener, logger: Logger,
+    func sideListener(_ listener: any SideListener, logger: Logger,
                              backoff: SideListenerService.Backoff = .init()) -> SideListenerService {
         let board = environment.listeners
         return SideListenerService(listener, backoff: backoff, logger: logger, report: { board.record($0) })

@@ -1,0 +1,34 @@
+/// What one browser connection may do, decided by deskd when it redeems the connection's cookie.
+/// It names the relay and nothing that reaches the desktop: the gateway gets the desktop's
+/// socket, already logged in to, with it (`FrontEvent.redeemed`).
+public struct GatewayGrant: Sendable, Equatable, Codable {
+    /// The session's id, for logs and for closing its viewers.
+    public var sessionID: String
+    public var viewOnly: Bool
+    /// deskd's number for this one browser's relay: what it closes by, and what the gateway
+    /// reports closed.
+    public var relay: UInt64
+
+    public init(sessionID: String, viewOnly: Bool, relay: UInt64) {
+        self.sessionID = sessionID
+        self.viewOnly = viewOnly
+        self.relay = relay
+    }
+}
+
+extension GatewayGrant: CustomStringConvertible {
+    public var description: String {
+        "session \(sessionID), relay \(relay)" + (viewOnly ? ", view-only" : "")
+    }
+}
+
+/// Why a granted browser's desktop could not be reached: said to the gateway's log, never to the browser.
+public struct DesktopRefusal: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+    public var reason: String
+
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}

@@ -1,0 +1,45 @@
+import DeskFrontProtocol
+import Glibc
+
+/// Who a browser's connection counts as, for every per-client bound of the gateway and the
+/// portal (connections, event streams, login attempts and slots, pending questions): what a
+/// client cannot cheaply multiply. A peer on this host (127.0.0.0/8, ::1) is the account that
+/// owns its end of the connection, which the kernel knows: a local user's thousands of loopback
+/// addresses are one client, and people arriving through their own `ssh -L` tunnels are each
+/// their own. A remote IPv4 peer is its address; a remote IPv6 peer its /64, the least a site
+/// hands one machine.
+enum BrowserClient {
+    /// The key for `address`; `owner` is asked for a peer on this host only (a loopback address,
+    /// or `local`, the address the connection was made to, which is one of this host's own). A
+    /// local peer whose owner cannot be learnt (no sock_diag, or the connection closed
+    /// meanwhile) counts as "loopback": one client for every such peer, never one per address.
+    static func key(address: String, local: String? = nil, owner: () -> UInt32?) -> String {
+        let address = unmapped(address)
+        if isLoopback(address) || local.map(unmapped) == address { return owner().map { "uid:\($0)" } ?? "loopback" }
+        return prefix64(address) ?? address
+    }
+
+    /// 127.0.0.0/8 or ::1 (an IPv4-mapped address already unmapped).
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") && address.split(separator: ".").count == 4
+    }
+
+    /// "::ffff:192.0.2.1" as "192.0.2.1": an IPv4 peer of a dual-stack listener.
+    static func unmapped(_ address: String) -> String {
+        let lower = address.lowercased()
+        guard lower.hasPrefix("::ffff:"), lower.dropFirst(7).split(separator: ".").count == 4 else { return lower }
+        return String(lower.dropFirst(7))
+    }
+
+    /// An IPv6 address's /64, written "2001:db8:1:2::/64"; nil for anything else.
+    static func prefix64(_ address: String) -> String? {
+        var parsed = in6_addr()
+        guard address.contains(":"), inet_pton(AF_INET6, address, &parsed) == 1 else { return nil }
+        withUnsafeMutableBytes(of: &parsed) { bytes in
+            for index in 8..<16 { bytes[index] = 0 }
+        }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &parsed, &text, socklen_t(text.count)) != nil else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/64"
+    }
+}

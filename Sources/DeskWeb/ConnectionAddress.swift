@@ -1,0 +1,96 @@
+import DeskFrontProtocol
+import NIOHTTP1
+import Synchronization
+
+/// Which client one connection is counted against (`BrowserClient`): its peer's, from when it is
+/// accepted; or, when the peer is a trusted proxy, the peer's until its first request and the
+/// browser's (by the address the proxy appended to X-Forwarded-For) from then on (a proxy that keeps connections alive for many browsers has its connection counted
+/// for the first). Counting the proxy's connections before their request keeps anyone who can
+/// connect from the proxy's address (any local user, for a proxy on loopback) from filling the
+/// gateway with connections that never ask anything.
+final class ConnectionAddress: Sendable {
+    private enum State {
+        case awaitingRequest(proxy: String, client: String)
+        /// The browser's address (for the audit trail) and its client key (for every bound).
+        case counted(address: String?, client: String?)
+        case refused
+    }
+
+    private let state: Mutex<State>
+    private let quota: SharedAddressQuota
+    /// The peer, when it is one of the trusted proxies: its requests may name a user by single sign-on.
+    let proxy: String?
+
+    /// nil when the peer's own client is over its cap. `owner` tells who made a local peer's
+    /// end of the connection (the kernel's answer; asked for a loopback peer only).
+    /// `local`: the address the connection was made to (a peer with that address is this host).
+    static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
+                       owner: () -> UInt32? = { nil }) -> ConnectionAddress? {
+        let peer = peer.map(BrowserClient.unmapped)
+        let client = peer.map { BrowserClient.key(address: $0, local: local, owner: owner) }
+        guard quota.admit(client) else { return nil }
+        if let peer, let client, trustedProxies.contains(peer) {
+            return ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer)
+        }
+        return ConnectionAddress(.counted(address: peer, client: client), quota: quota, proxy: nil)
+    }
+
+    private init(_ state: State, quota: SharedAddressQuota, proxy: String?) {
+        self.state = Mutex(state)
+        self.quota = quota
+        self.proxy = proxy
+    }
+
+    /// Whether the connection may go on, given a request's headers; the first request of a
+    /// proxied connection counts it in by the browser's address.
+    func admit(_ headers: HTTPHeaders) -> Bool {
+        state.withLock { state in
+            switch state {
+            case .counted: return true
+            case .refused: return false
+            case .awaitingRequest(let proxy, let proxyClient):
+                let browser = BrowserClient.unmapped(ForwardedFor.client(peer: proxy, headers: headers))
+                // Behind the proxy the kernel cannot say who a loopback browser is: all of them are one.
+                let client = BrowserClient.key(address: browser, owner: { nil })
+                quota.release(proxyClient)
+                guard quota.admit(client) else {
+                    state = .refused
+                    return false
+                }
+                state = .counted(address: browser, client: client)
+                return true
+            }
+        }
+    }
+
+    /// The browser's address (behind a trusted proxy, once its first request came), as the
+    /// audit trail shows it; nil before that or when unknown.
+    var address: String? {
+        state.withLock { state in
+            if case .counted(let address, _) = state { return address }
+            return nil
+        }
+    }
+
+    /// The client this connection counts as (`BrowserClient`); nil before a proxied
+    /// connection's first request, or when the peer has no address.
+    var client: String? {
+        state.withLock { state in
+            if case .counted(_, let client) = state { return client }
+            return nil
+        }
+    }
+
+    /// At the connection's close.
+    func release() {
+        let counted: String? = state.withLock { state in
+            defer { state = .refused }
+            switch state {
+            case .counted(_, let client): return client
+            case .awaitingRequest(_, let client): return client
+            case .refused: return nil
+            }
+        }
+        quota.release(counted)
+    }
+}

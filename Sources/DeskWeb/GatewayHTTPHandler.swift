@@ -1,0 +1,292 @@
+import DeskFrontProtocol
+import DeskCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+
+/// Everything on the gateway's port that is not a WebSocket: the link page, the token exchange
+/// and noVNC's files.
+///
+/// One request at a time (NIO's pipelining handler holds the next back). A deadline runs from
+/// the moment the handler waits for a request until that request is complete, so a client that
+/// dribbles its headers, or idles on a kept-alive connection, is cut off; another bounds how
+/// long a response may take to leave.
+final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let maxExchangeBody = 1024
+    /// The portal's API: a control request, a login.
+    static let maxAPIBody = 16 << 10
+
+    let environment: GatewayEnvironment
+    private let notes: UpgradeNotes
+    let address: ConnectionAddress
+    /// Behind a trusted proxy, the browser's address was over its cap at this request.
+    private var overAddressCap = false
+    var context: ChannelHandlerContext?
+    private var head: HTTPRequestHead?
+    var body: ByteBuffer?
+    var bodyTooLarge = false
+    private var deadline: Scheduled<Void>?
+    /// A connection that has been served something and then idles is closed without counting
+    /// as refused; one that never completes a first request is a refusal.
+    private var served = false
+
+    init(environment: GatewayEnvironment, notes: UpgradeNotes, address: ConnectionAddress) {
+        self.environment = environment
+        self.notes = notes
+        self.address = address
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        arm(environment.limits.handshakeTimeout, refusing: true)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        self.context = nil
+    }
+
+    /// A response that stays open (the portal's live updates): no deadline for it to leave.
+    func holdOpen() {
+        deadline?.cancel()
+        deadline = nil
+        served = true
+    }
+
+    private func arm(_ timeout: Duration, refusing: Bool) {
+        deadline?.cancel()
+        guard let context else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            let handler = loopBound.value
+            guard let context = handler.context else { return }
+            if refusing && !handler.served { handler.environment.metrics.refused(.timeout) }
+            handler.environment.logger.debug("connection timed out", metadata: ["http.waiting": "\(refusing ? "request" : "response")"])
+            context.close(promise: nil)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch Self.unwrapInboundIn(data) {
+        case .head(let request):
+            head = request
+            body = nil
+            bodyTooLarge = false
+            overAddressCap = !address.admit(request.headers)
+        case .body(var chunk):
+            // Only the exchange takes a body, and a small one; the rest is read and dropped.
+            guard let head, head.method == .POST, !bodyTooLarge else { return }
+            let limit = RequestChecks.path(of: head.uri).hasPrefix("/api/") ? Self.maxAPIBody : Self.maxExchangeBody
+            if (body?.readableBytes ?? 0) + chunk.readableBytes > limit {
+                bodyTooLarge = true
+                body = nil
+            } else if body == nil {
+                body = chunk
+            } else {
+                body!.writeBuffer(&chunk)
+            }
+        case .end:
+            guard let request = head else { return }
+            head = nil
+            arm(environment.limits.responseTimeout, refusing: false)
+            guard !overAddressCap else {
+                environment.metrics.refused(.addressCapacity)
+                environment.logger.debug("connection refused", metadata: ["reason": "address-capacity", "via": "trusted proxy"])
+                var headers = HTTPHeaders()
+                headers.add(name: "Retry-After", value: "5")
+                return respond(request, .serviceUnavailable, body: "Too many connections from your address are open at the gateway; close some and try again.\n",
+                               private: true, close: true, extraHeaders: headers)
+            }
+            route(request, context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch error {
+        // The upgrader turned a WebSocket request down; the request itself comes next, and is
+        // answered by `route` with the reason the upgrader noted.
+        case is NIOWebSocketUpgradeError:
+            return
+        // NIO's protocol error handler has answered 400 and closes the connection.
+        case is HTTPParserError:
+            environment.metrics.refused(.malformedRequest)
+            environment.logger.debug("malformed request", metadata: ["error": "\(error)"])
+        default:
+            environment.logger.debug("connection failed", metadata: ["error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    // MARK: Routes
+
+    private func route(_ request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = RequestChecks.path(of: request.uri)
+        // The path only: a query could hold anything, and no token or cookie is ever logged.
+        environment.logger.debug("request", metadata: ["http.method": "\(request.method)", "http.path": "\(path)"])
+        if RequestChecks.forgesSingleSignOn(request.headers, configuration: environment.configuration, proxy: address.proxy) {
+            environment.metrics.refused(.forgedUser)
+            environment.logger.notice("request refused: a single sign-on header from a peer that is no trusted proxy",
+                                      metadata: ["web.peer": "\(address.address ?? "?")"])
+            return respond(request, .forbidden, contentType: "application/json",
+                           body: GatewayRefusal(.permissionDenied, RequestChecks.forgedUserSentence(environment.configuration)).json, private: true)
+        }
+        if path == "/" || path.hasPrefix("/api/") || path.hasPrefix("/portal."), environment.portal != nil {
+            return routePortal(request, path: path)
+        }
+        switch (request.method, path) {
+        case (.GET, "/open"), (.HEAD, "/open"):
+            respond(request, .ok, contentType: "text/html; charset=utf-8", body: OpenPage.html, private: true)
+        case (.GET, "/open.js"), (.HEAD, "/open.js"):
+            respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: OpenPage.script, private: true)
+        case (.POST, "/exchange"):
+            exchange(request)
+        case (_, "/websockify"):
+            refuseWebSocket(request)
+        case (.GET, _), (.HEAD, _):
+            serveFile(request)
+        default:
+            var headers = HTTPHeaders()
+            headers.add(name: "Allow", value: "GET, HEAD")
+            respond(request, .methodNotAllowed, body: "The gateway serves pages and one WebSocket; it takes no \(request.method) here.\n", extraHeaders: headers)
+        }
+    }
+
+    private func exchange(_ request: HTTPRequestHead) {
+        let token = body.map { String(buffer: $0) }.map { $0.trimming(where: \.isASCIISpace) } ?? ""
+        // fetch() always sends Origin on a POST: another site's page may not trade a token here.
+        guard RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin) else {
+            environment.metrics.refused(.origin)
+            respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.foreignOrigin.json, private: true, close: true)
+            return
+        }
+        guard !bodyTooLarge, RequestChecks.plausibleToken(token) else {
+            environment.metrics.refused(.token)
+            respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
+            return
+        }
+        guard let context else { return }
+        let authority = environment.authority
+        // A browser logged in to the portal says so: a link for named accounts opens only for them.
+        let portalCookie = environment.portal == nil ? nil : RequestChecks.cookie(Self.portalCookie, in: request.headers)
+        // Behind a proxy that signs users on, its word names who the browser is now.
+        let signedOn = portalCookie == nil ? nil
+            : RequestChecks.singleSignOnUser(request.headers, configuration: environment.configuration, proxy: address.proxy)
+        environment.ask(on: context.eventLoop) { await authority.exchange(token: token, portalCookie: portalCookie, signedOn: signedOn) }
+            .assumeIsolated().whenSuccess { [self] exchanged in
+            if exchanged == .forNamedViewers {
+                environment.metrics.refused(.token)
+                environment.logger.info("link refused", metadata: ["reason": "for named accounts, and this browser is logged in as none of them"])
+                let sentence = "This link is for named people only: log in to the portal (this site's address, /) in this browser as one of them, then open the link again."
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal(.linkRefused, sentence).json, private: true)
+                return
+            }
+            guard case .granted(let cookie, let viewOnly) = exchanged else {
+                environment.metrics.refused(.token)
+                environment.logger.info("link refused", metadata: ["reason": "unknown, used or expired"])
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
+                return
+            }
+            let answer = (cookie: cookie, viewOnly: viewOnly)
+            guard RequestChecks.plausibleToken(answer.cookie), !answer.cookie.contains(";"), !answer.cookie.contains(",") else {
+                environment.metrics.refused(.token)
+                environment.logger.info("link refused", metadata: ["reason": "unknown, used or expired"])
+                respond(request, .forbidden, contentType: "application/json", body: GatewayRefusal.linkRefused.json, private: true)
+                return
+            }
+            environment.metrics.exchanged()
+            var headers = HTTPHeaders()
+            headers.add(name: "Set-Cookie", value: "\(RequestChecks.cookieName)=\(answer.cookie); HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=60")
+            respond(request, .ok, contentType: "application/json", body: "{\"viewOnly\":\(answer.viewOnly)}", private: true, extraHeaders: headers)
+        }
+    }
+
+    private func refuseWebSocket(_ request: HTTPRequestHead) {
+        switch notes.recorded {
+        case .refused(let reason, let sentence):
+            environment.metrics.refused(reason)
+            environment.logger.info("websocket refused", metadata: ["reason": "\(reason.rawValue)"])
+            respond(request, .forbidden, body: sentence + "\n", private: true, close: true)
+        case .granted, nil:
+            // Not a WebSocket handshake the upgrader could take (a plain GET, or a later request
+            // on a kept-alive connection, which NIO's upgrader does not look at).
+            environment.metrics.refused(.malformedRequest)
+            respond(request, .badRequest, body: "The gateway's /websockify takes a WebSocket handshake on a connection of its own.\n", private: true, close: true)
+        }
+    }
+
+    private func serveFile(_ request: HTTPRequestHead) {
+        guard let context else { return }
+        let files = environment.files, target = request.uri, allocator = context.channel.allocator
+        // Files are read off the event loop: a slow disk must not stall every relay on it.
+        let read = environment.readsFilesInline
+            ? context.eventLoop.makeSucceededFuture(files.read(target: target, allocator: allocator))
+            : NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { files.read(target: target, allocator: allocator) }
+        read.assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success(let file?):
+                respond(request, .ok, contentType: file.contentType, body: file.body)
+            case .success(nil), .failure:
+                respond(request, .notFound, body: "Not found.\n")
+            }
+        }
+    }
+
+    // MARK: Responses
+
+    func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String = "text/plain; charset=utf-8",
+                 body: String, private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
+        guard let context else { return }
+        respond(request, status, contentType: contentType, body: context.channel.allocator.buffer(string: body),
+                private: isPrivate, close: close, extraHeaders: extraHeaders)
+    }
+
+    func respond(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, contentType: String, body: ByteBuffer,
+                 private isPrivate: Bool = false, close: Bool = false, extraHeaders: HTTPHeaders = [:]) {
+        guard let context else { return }
+        var headers = extraHeaders
+        headers.add(name: "X-Frame-Options", value: "DENY")
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
+        if isPrivate {
+            headers.add(name: "Cache-Control", value: "no-store")
+            if !headers.contains(name: "Content-Security-Policy") {
+                headers.add(name: "Content-Security-Policy", value: OpenPage.contentSecurityPolicy)
+            }
+        } else {
+            headers.add(name: "Content-Security-Policy", value: "frame-ancestors 'none'")
+        }
+        let keepAlive = request.isKeepAlive && !close
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        context.write(Self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        if request.method != .HEAD {
+            context.write(Self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.writeAndFlush(Self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
+            let handler = loopBound.value
+            guard let context = handler.context else { return }
+            handler.served = true
+            if keepAlive, case .success = result {
+                handler.arm(handler.environment.limits.handshakeTimeout, refusing: true)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+}
+
+extension Character {
+    /// Space, tab, CR or LF (CR LF is one `Character`): what may pad a body, and nothing
+    /// beyond ASCII.
+    fileprivate var isASCIISpace: Bool {
+        self == " " || self == "\t" || self == "\r" || self == "\n" || self == "\r\n"
+    }
+}

@@ -1,0 +1,99 @@
+import DeskFrontProtocol
+@testable import DeskWeb
+import Foundation
+import Glibc
+import NIOCore
+import Testing
+
+/// A temporary directory for one test, removed afterwards.
+final class Scratch {
+    let path: String
+
+    init() throws {
+        // Short: a Unix socket's path must fit in 107 bytes.
+        path = "/tmp/dgw-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(path, 0o700) == 0 else { throw POSIXError(.EEXIST) }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    @discardableResult
+    func file(_ name: String, _ contents: String) -> String {
+        let file = path + "/" + name
+        _ = FileManager.default.createFile(atPath: file, contents: Data(contents.utf8))
+        return file
+    }
+
+    func directory(_ name: String) -> String {
+        let directory = path + "/" + name
+        mkdir(directory, 0o755)
+        return directory
+    }
+}
+
+@Suite struct StaticFilesTests {
+    @Test(arguments: [
+        "/../etc/passwd", "/app/../../etc/passwd", "/%2e%2e/etc/passwd", "/%2E%2e/etc/passwd", "/app/%2e%2e/vnc.html",
+        "/app%2f..%2f..%2fetc%2fpasswd", "/vnc.html%00.png", "/app//vnc.html", "/.hidden.js", "/./vnc.html", "/",
+        "vnc.html", "/a%zzb.js", "/a%2", "/app\\..\\vnc.html", "/%5c..%5cvnc.html", "/%ff.js",
+    ])
+    func aPathThatCouldLeaveTheDirectoryIsRefused(target: String) {
+        #expect(StaticFiles.components(ofTarget: target) == nil)
+    }
+
+    @Test func aPlainPathIsDecodedAndItsQueryDropped() {
+        #expect(StaticFiles.components(ofTarget: "/app/images/icons/novnc%20192x192.png?v=1#x") == ["app", "images", "icons", "novnc 192x192.png"])
+        #expect(StaticFiles.components(ofTarget: "/vnc.html#autoconnect=1") == ["vnc.html"])
+    }
+
+    @Test func contentTypesAreNoVNCsAndNothingElse() {
+        #expect(StaticFiles.contentType(of: "vnc.html") == "text/html; charset=utf-8")
+        #expect(StaticFiles.contentType(of: "ui.js") == "text/javascript; charset=utf-8")
+        #expect(StaticFiles.contentType(of: "base.css") == "text/css; charset=utf-8")
+        #expect(StaticFiles.contentType(of: "a.svg") == "image/svg+xml")
+        #expect(StaticFiles.contentType(of: "a.PNG") == "image/png")
+        #expect(StaticFiles.contentType(of: "favicon.ico") == "image/x-icon")
+        #expect(StaticFiles.contentType(of: "de.json") == "application/json")
+        #expect(StaticFiles.contentType(of: "Orbitron700.woff") == "font/woff")
+        for name in ["Makefile", "README.md", "novnc_proxy", "validate.pl", "x.sh", "x"] {
+            #expect(StaticFiles.contentType(of: name) == nil)
+        }
+    }
+
+    @Test func aFileInTheDirectoryIsReadWhole() throws {
+        let scratch = try Scratch()
+        _ = scratch.directory("app")
+        scratch.file("app/ui.js", "export default 1;\n")
+        let file = try #require(StaticFiles(directory: scratch.path).read(target: "/app/ui.js", allocator: ByteBufferAllocator()))
+        #expect(String(buffer: file.body) == "export default 1;\n")
+        #expect(file.contentType == "text/javascript; charset=utf-8")
+    }
+
+    /// Symlinks are not followed, whether they name a file or a directory, inside or out.
+    @Test func aSymlinkOutOfTheDirectoryIsNotFollowed() throws {
+        let scratch = try Scratch()
+        let outside = try Scratch()
+        outside.file("secret.json", "{}")
+        let root = scratch.directory("novnc")
+        #expect(symlink(outside.path + "/secret.json", root + "/secret.json") == 0)
+        #expect(symlink(outside.path, root + "/app") == 0)
+        scratch.file("novnc/vnc.html", "<html>")
+        #expect(symlink("vnc.html", root + "/vnc_auto.html") == 0)
+        let files = StaticFiles(directory: root)
+        #expect(files.read(target: "/secret.json", allocator: ByteBufferAllocator()) == nil)
+        #expect(files.read(target: "/app/secret.json", allocator: ByteBufferAllocator()) == nil)
+        #expect(files.read(target: "/vnc_auto.html", allocator: ByteBufferAllocator()) == nil)
+        #expect(files.read(target: "/vnc.html", allocator: ByteBufferAllocator()) != nil)
+    }
+
+    @Test func aFIFOADirectoryOrAnUnservedTypeIsNotFound() throws {
+        let scratch = try Scratch()
+        #expect(mkfifo(scratch.path + "/pipe.js", 0o644) == 0)
+        _ = scratch.directory("dir.js")
+        scratch.file("notes.md", "# notes")
+        let files = StaticFiles(directory: scratch.path)
+        for target in ["/pipe.js", "/dir.js", "/notes.md", "/missing.js"] {
+            #expect(files.read(target: target, allocator: ByteBufferAllocator()) == nil, "\(target)")
+        }
+    }
+}
