@@ -161,12 +161,10 @@ let package = Package(
         .executableTarget(name: "deskd-session", dependencies: ["CDeskSession", "CDeskShims", "DeskSessionProtocol"]),
         // A cluster desktop's job on a compute node, as its user: Xvnc, the desktop, the relay the
         // login node's gateway reaches it through, its report to deskd, and the end of every process.
-        .executableTarget(
-            name: "deskd-job",
-            // CDeskShims for pidfds, spawning and prctl(PR_SET_CHILD_SUBREAPER); no PAM: the job is
-            // already the user's, logged in by Slurm.
-            dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims"]
-        ),
+        // CDeskShims for pidfds, spawning and prctl(PR_SET_CHILD_SUBREAPER); no PAM: the job is
+        // already the user's, logged in by Slurm. A library, so DeskJobTests test its parts.
+        .target(name: "DeskJob", dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims"]),
+        .executableTarget(name: "deskd-job", dependencies: ["DeskJob"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
         .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
@@ -200,6 +198,9 @@ let package = Package(
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskSessionProtocol"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
+        // deskd-job's parts beyond the shared display server: its spec, its messages, its private
+        // directory, its process sweep and its relay, without Slurm or root.
+        .testTarget(name: "DeskJobTests", dependencies: ["DeskJob", "DeskCore", "DeskLinux"]),
         // The cluster hop's handshake over a real socket pair, both sides in this process.
         .testTarget(name: "DeskClusterTests", dependencies: ["DeskCore", "DeskCluster"]),
         // The gateway against a fake authority and a fake Xvnc in this process: no root needed.

@@ -6,6 +6,7 @@
 //
 // Exit status: 0 when the desktop ended as asked (logout, Slurm's signal, deskd's `end`), 1 when
 // it failed or Xvnc died, 2 for a spec that is not deskd's.
+import DeskJob
 import Glibc
 
 let spec = SpecReader.readStandardInput()

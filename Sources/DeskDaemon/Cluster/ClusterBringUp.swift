@@ -82,7 +82,7 @@ struct ClusterBringUp: Sendable {
         let spec = JobSpec(
             session: session.id, key: cluster.key, password: cluster.password, viewOnlyPassword: cluster.viewOnlyPassword,
             report: "\(listen.host):\(listen.port)", xvnc: configuration.xvncPath,
-            xvncOptions: configuration.web.isOn && !configuration.web.clipboard.toBrowserAllowed ? ["-SendCutText=0"] : [],
+            xvncOptions: Xvnc.policyArguments(configuration.displayServerPolicy),
             xstartup: xstartup, desktop: plan.template.name, geometry: plan.geometry.description, depth: plan.depth,
             warnSeconds: settings.warnBeforeSeconds
         )

@@ -224,7 +224,7 @@ struct SessionBringUp: Sendable {
             login = try host.startLogin(.init(
                 account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
-                xvnc: [configuration.xvncPath] + XvncCommandLine(plan: plan, display: display, directory: directory).arguments,
+                xvnc: configuration.displayServer.commandLine(displayServerNeeds(display: display, directory: directory)),
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
@@ -235,6 +235,18 @@ struct SessionBringUp: Sendable {
         session.record.helperStartTicks = host.identity(of: login.pid)?.startTicks
         host.onExit(of: login.pid) {}   // reaped when it ends, whenever that is
         return login
+    }
+
+    /// What the session's display server is given: the session's own cookie, password file and
+    /// socket, the plan's size and depth, and what the configuration adds.
+    private func displayServerNeeds(display: Display, directory: SessionDirectory) -> DisplayServerNeeds {
+        let exposure = configuration.vncExposure
+        return DisplayServerNeeds(
+            display: display, xauthority: directory.xauthority, passwordFile: directory.passwordFile, rfbSocket: directory.rfbSocket,
+            geometry: plan.geometry, depth: plan.depth, title: "\(plan.account.name)'s desktop (\(display))", exposure: exposure,
+            tlsFiles: exposure.tlsCertificate == nil ? nil : .init(certificate: directory.tlsCertificate, key: directory.tlsKey),
+            policy: configuration.displayServerPolicy
+        )
     }
 
     /// Ready means a real RFB handshake with this session's Xvnc, and no one else.
@@ -251,7 +263,7 @@ struct SessionBringUp: Sendable {
             throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."), step: "endpoint held by another process")
         case .exited:
             let lines = await onDedicatedThread { host.tail(of: logDirectory + "/xvnc.log", lines: 8) }
-            if lines.contains(where: { $0.contains("already active") || $0.contains("Address already in use") || $0.contains("Cannot establish any listening sockets") }) {
+            if configuration.displayServer.displayWasTaken(log: lines) {
                 throw .displayTaken
             }
             throw .failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"), step: "xvnc exited during start")

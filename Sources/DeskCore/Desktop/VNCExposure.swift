@@ -1,5 +1,3 @@
-import DeskCore
-
 /// Where Xvnc accepts viewers, and what a viewer must do to get in.
 public struct VNCExposure: Sendable, Equatable {
     public enum Listen: Sendable, Equatable {
@@ -46,20 +44,4 @@ public struct VNCExposure: Sendable, Equatable {
     /// Whether deskd can log in with the session password (VncAuth, plain or inside TLSVnc);
     /// an X509Vnc-only server would need the viewer's trust in the certificate.
     public var allowsPasswordProbe: Bool { securityTypes.contains("VncAuth") }
-
-    /// Xvnc's listening and security options. `unixSocket`: the session's socket path;
-    /// `port`: its TCP port; `tlsFiles`: the session's copies of the certificate and key.
-    public func xvncArguments(unixSocket: String, port: Int, tlsFiles: (certificate: String, key: String)?) -> [String] {
-        var arguments: [String]
-        switch listen {
-        case .unixSocket: arguments = ["-rfbport", "-1", "-rfbunixpath", unixSocket, "-rfbunixmode", "0600"]
-        case .loopback: arguments = ["-rfbport", String(port), "-localhost"]
-        case .address(let address): arguments = ["-rfbport", String(port), "-interface", address]
-        }
-        arguments += ["-SecurityTypes", securityTypes.joined(separator: ",")]
-        if let tlsFiles {
-            arguments += ["-X509Cert", tlsFiles.certificate, "-X509Key", tlsFiles.key]
-        }
-        return arguments
-    }
 }

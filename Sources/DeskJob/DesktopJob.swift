@@ -7,7 +7,7 @@ import Glibc
 /// One cluster desktop, from its spec to the end of its last process. Its main thread starts,
 /// watches and ends processes; the other threads (signals, the report line, the relays) only
 /// post events to it. Bring-up is DesktopJob+BringUp.swift, the end DesktopJob+End.swift.
-final class DesktopJob {
+public final class DesktopJob {
     let spec: JobSpec
     let key: [UInt8]
     let node = NodeIdentity.name
@@ -20,6 +20,8 @@ final class DesktopJob {
     var listener: RelayListener?
     var xvnc: ChildProcess?
     var display: Display?
+    /// What the display server was started with, which its clients need too.
+    var displayNeeds: DisplayServerNeeds?
     var desktop: ChildProcess?
     /// The output of Xvnc and the desktop, on its way to their logs.
     var logs: [OutputLog] = []
@@ -35,7 +37,7 @@ final class DesktopJob {
     var viewerCountDue = false
 
     /// Runs the job; its exit status.
-    static func start(spec: JobSpec) -> Int32 {
+    public static func start(spec: JobSpec) -> Int32 {
         let events = EventQueue()
         // First, while this is the only thread: every thread made later inherits the mask.
         JobSignals.watch(into: events)
@@ -149,12 +151,12 @@ final class DesktopJob {
     func warnOfTheEnd() {
         let text = TimeWarning.text(warnSeconds: spec.warnSeconds)
         reporter.send(JobReport(event: .warned, message: text))
-        guard let display, let directory, let account else { return }
+        guard let displayNeeds, let account else { return }
         guard let program = DesktopEnvironment.find(TimeWarning.program) else {
             StandardError.say("xmessage (Debian's x11-utils) is not installed on \(node): the desktop cannot be told that its time is nearly up.")
             return
         }
-        let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(display: display, xauthority: directory.xauthority)
+        let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
         do {
             // Its own child, reaped like the rest; it ends with the display or its OK button.
             _ = try ChildProcess.spawn(TimeWarning.arguments(program: program, text: text), environment: environment,

@@ -14,10 +14,10 @@ enum BringUpStop: Error {
 extension DesktopJob {
     /// Xvnc answers RFB on a display of its own and the desktop runs on it.
     static let xvncAnswerTime: Duration = .seconds(20)
-    /// A desktop whose script fails at once (a program it execs is missing: the shell ends
-    /// within a few milliseconds) has ended by then, and that is reported as the failure it is
-    /// rather than as a `ready` then an `ending`. Every start waits this long, so it is short.
-    static let desktopSettleTime: Duration = .milliseconds(100)
+    /// How long the desktop has to reach its display (its first X client) before the job reports
+    /// it ready anyway. A script that fails before then (a program it execs is missing, a
+    /// session manager that aborts) is reported as the failure it is, not as `ready`.
+    static let desktopReadyTime: Duration = .seconds(30)
     /// Displays tried after the first was taken under Xvnc's feet.
     static let displayRetries = 5
 
@@ -79,10 +79,10 @@ extension DesktopJob {
             guard let log = OutputLog(file: directory.openLog("xvnc.log")) else {
                 throw .failed(JobFailure("could not make a pipe for Xvnc's output: \(String(cString: strerror(errno)))."))
             }
-            let command = XvncCommandLine(spec: spec, display: display, directory: directory, user: account.name, node: node)
+            let needs = try displayServerNeeds(display: display, directory: directory, user: account.name)
             let process: ChildProcess
             do {
-                process = try ChildProcess.spawn(command.arguments, environment: environment.server, output: log.writeFD,
+                process = try ChildProcess.spawn(server.commandLine(needs), environment: environment.server, output: log.writeFD,
                                                  directory: account.home, umask: 0o077)
             } catch {
                 throw .failed(JobFailure("could not start Xvnc (\(spec.xvnc)) on \(node): \(error.reason)."))
@@ -91,11 +91,12 @@ extension DesktopJob {
             logs.append(log)
             xvnc = process
             self.display = display
+            displayNeeds = needs
 
             switch try waitForRFB(from: process, socket: directory.rfbSocket) {
             case .answered:
                 return (process, display)
-            case .exited(let end) where log.mentions(XvncCommandLine.displayTakenPhrases) && tried.count < Self.displayRetries:
+            case .exited(let end) where server.displayWasTaken(log: log.recentLines) && tried.count < Self.displayRetries:
                 StandardError.say("display \(display) was taken while Xvnc started (\(end)); trying the next.")
                 tried.insert(display.number)
             case .exited(let end):
@@ -106,6 +107,26 @@ extension DesktopJob {
                 throw .failed(JobFailure("Xvnc's socket on \(node) is not Xvnc's: \(what)."))
             }
         }
+    }
+
+    /// The server the job's desktop draws on: the spec's Xvnc.
+    var server: Xvnc { Xvnc(executable: spec.xvnc) }
+
+    /// What the job's Xvnc is given: its display, the job's own cookie and password file, RFB on
+    /// a Unix socket in the job's directory only (no TCP port: the relay is the way in from the
+    /// login node, `ssh -L` to the socket the way in for a user with a login on the node), and
+    /// the admin's policy as deskd passed it (only that: `Xvnc.policy(from:)`).
+    func displayServerNeeds(display: Display, directory: PrivateDirectory, user: String) throws(BringUpStop) -> DisplayServerNeeds {
+        let geometry: Geometry
+        do { geometry = try Geometry(parsing: spec.geometry) } catch {
+            throw .failed(JobFailure("the job's spec has no usable geometry: \(error.message)"))
+        }
+        guard let policy = Xvnc.policy(from: spec.xvncOptions) else {
+            throw .failed(JobFailure("the job's spec asks Xvnc for options deskd never passes (\(spec.xvncOptions.joined(separator: " "))); the login node's deskd is not this job's."))
+        }
+        return DisplayServerNeeds(display: display, xauthority: directory.xauthority, passwordFile: directory.passwordFile,
+                                  rfbSocket: directory.rfbSocket, geometry: geometry, depth: spec.depth,
+                                  title: "\(user)'s desktop (\(node))", policy: policy)
     }
 
     /// How Xvnc's start went.
@@ -121,18 +142,15 @@ extension DesktopJob {
     private func waitForRFB(from process: ChildProcess, socket: String) throws(BringUpStop) -> XvncAnswer {
         let deadline = ContinuousClock.now + Self.xvncAnswerTime
         while ContinuousClock.now < deadline {
-            pause(.milliseconds(50))
+            pause(.milliseconds(10))
             if let endCause { throw .ended(endCause) }
             if let end = process.end { return .exited(end) }
-            do {
-                let client = try RFBClient.connect(.unixSocket(path: socket), xvnc: process.pid, timeout: .seconds(2))
-                _ = try client.greet()
-                return .answered
-            } catch {
-                switch error {
-                case .refused, .silent: continue   // not listening yet, or not answering yet
-                case .impostor(let what), .rejected(let what): return .impostor(what)
-                }
+            // The same look as deskd's at a local desktop (LinuxHost.awaitRFB): a greeting from
+            // this Xvnc, nothing less; a refusal or silence is a server not ready yet.
+            switch RFBHandshake.attempt(.unixSocket(path: socket), xvnc: process.pid, timeoutMilliseconds: 2000) {
+            case .answered: return .answered
+            case .impostor(let what): return .impostor(what)
+            case .refused, .silent: continue
             }
         }
         return .timedOut
@@ -144,7 +162,8 @@ extension DesktopJob {
         guard let log = OutputLog(file: directory.openLog("desktop.log")) else {
             throw .failed(JobFailure("could not make a pipe for the desktop's output: \(String(cString: strerror(errno)))."))
         }
-        let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(display: display, xauthority: directory.xauthority)
+        guard let displayNeeds else { throw .failed(JobFailure("the desktop was to start before its display server.")) }
+        let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
         do {
             desktop = try ChildProcess.spawn(["/bin/sh", directory.xstartup], environment: environment, output: log.writeFD,
                                              directory: account.home, umask: 0o022)
@@ -154,13 +173,22 @@ extension DesktopJob {
         log.childStarted()
         logs.append(log)
         desktopLog = log
-        let settled = ContinuousClock.now + Self.desktopSettleTime
-        while ContinuousClock.now < settled, desktop?.hasEnded == false, endCause == nil {
-            pause(settled - .now)
+        // Ready as deskd's local desktops are: once a process of the desktop holds a connection
+        // to its display (its first X client), not merely once the script has not died yet;
+        // a script that aborts meanwhile fails the start with its last line.
+        let deadline = ContinuousClock.now + Self.desktopReadyTime
+        let sweep = SessionSweep(sessionID: spec.session, uid: getuid(), me: getpid())
+        while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil {
+            let candidates = sweep.survivors().map(\.pid).filter { $0 != xvnc?.pid }
+            if let xvnc, XClients.holders(among: candidates, xvnc: xvnc.pid, display: display)?.isEmpty == false { return }
+            pause(.milliseconds(20))
         }
         if let endCause { throw .ended(endCause) }
         if let end = desktop?.end {
-            throw .failed(JobFailure("the desktop's startup script \(end) at once" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))
+            throw .failed(JobFailure("the desktop's startup script \(end) before it reached its display" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))
         }
+        // Running, but not on its display yet: the start stands, as deskd's does (a login
+        // script may be waiting on the network); the desktop's log says why if it never gets there.
+        StandardError.say("the desktop has not opened its display \(Self.desktopReadyTime) after its start; reporting it ready anyway.")
     }
 }

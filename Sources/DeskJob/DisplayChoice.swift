@@ -4,7 +4,7 @@ import Glibc
 
 /// Xvnc's display on the node: the lowest one no X server holds. Another job's Xvnc (anyone's)
 /// can take it between this look and Xvnc's own lock, so a start that fails because the display
-/// was taken tries the next one (`XvncCommandLine.displayTakenPhrases`).
+/// was taken tries the next one (`Xvnc.displayWasTaken`).
 enum DisplayChoice {
     /// Plenty for one node's desktops; the RFB port is not derived from it (there is none).
     static let range = 1...999
@@ -41,41 +41,5 @@ enum DisplayChoice {
     private static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 || errno != ENOENT
-    }
-}
-
-/// How the job's Xvnc runs: on its display, with the job's own cookie and password file, RFB on
-/// a Unix socket in the job's directory only (no TCP port: the relay is the way in from the
-/// login node, `ssh -L` to the socket the way in for a user with a login on the node).
-struct XvncCommandLine {
-    let spec: JobSpec
-    let display: Display
-    let directory: PrivateDirectory
-    let user: String
-    let node: String
-
-    /// What Xvnc says when the display was taken between the look and its own lock.
-    static let displayTakenPhrases = ["already active", "Address already in use", "Cannot establish any listening sockets"]
-
-    var arguments: [String] {
-        [
-            spec.xvnc,
-            display.description,
-            // X clients must show the session's cookie: without -auth, every user on the node
-            // could open the display, read the screen and type into it.
-            "-auth", directory.xauthority,
-            "-nolisten", "tcp",
-            "-rfbauth", directory.passwordFile,
-            "-rfbunixpath", directory.rfbSocket,
-            "-rfbunixmode", "0600",
-            // -1, not 0: Xtigervnc 1.12 reads 0 as "5900 + display" and listens there on every
-            // interface (checked on Debian 12). The socket is the only RFB endpoint.
-            "-rfbport", "-1",
-            "-SecurityTypes", "VncAuth",
-            "-geometry", spec.geometry,
-            "-depth", String(spec.depth),
-            "-desktop", "\(user)'s desktop (\(node))",
-            "-AlwaysShared",
-        ] + spec.xvncOptions
     }
 }

@@ -2,10 +2,10 @@ import DeskCore
 import Glibc
 
 /// The job's instructions: the here-document the job's script feeds deskd-job's stdin.
-enum SpecReader {
+public enum SpecReader {
     /// The spec, checked; anything else ends the job here with one sentence on stderr and exit
     /// status 2, before anything was started.
-    static func readStandardInput() -> JobSpec {
+    public static func readStandardInput() -> JobSpec {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         // One byte past the limit is enough for JobSpec.decode to call it too large.

@@ -43,8 +43,13 @@ extension DesktopJob {
         directory?.remove()
     }
 
-    /// A report's message is at most 1024 bytes (JobReport.isWellFormed).
+    /// A report's message is at most 1024 bytes (JobReport.isWellFormed): a longer one is cut at
+    /// a character's boundary and marked. (Cut at a byte, a character split in two decoded as
+    /// U+FFFD, 3 bytes, and 1025 bytes made deskd drop the report, and the user lost the sentence.)
     static func reportable(_ sentence: String) -> String {
-        sentence.utf8.count <= 1024 ? sentence : String(decoding: sentence.utf8.prefix(1020), as: UTF8.self) + "…"
+        guard sentence.utf8.count > 1024 else { return sentence }
+        var end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1024 - "…".utf8.count)
+        while end.samePosition(in: sentence.unicodeScalars) == nil { end = sentence.utf8.index(before: end) }
+        return String(sentence[..<end]) + "…"
     }
 }

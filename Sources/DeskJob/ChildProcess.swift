@@ -128,9 +128,8 @@ final class OutputLog {
         return line.utf8.count <= 300 ? line : String(decoding: line.utf8.prefix(300), as: UTF8.self) + "…"
     }
 
-    /// Whether any line read so far contains one of `phrases`.
-    func mentions(_ phrases: [String]) -> Bool {
-        let text = String(decoding: recent, as: UTF8.self)
-        return phrases.contains { text.contains($0) }
+    /// The lines kept of what was read (the last few KiB), for the display server to read.
+    var recentLines: [String] {
+        recent.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -36,12 +36,13 @@ struct DesktopEnvironment {
         return entries
     }
 
-    /// The desktop's, and any X client the job starts on it (the time warning): the server's,
-    /// with where the display is and the cookie that opens it.
-    func client(display: Display, xauthority: String) -> [String] {
+    /// The desktop's, and any client the job starts on it (the time warning): the server's,
+    /// with what reaches the display server (for Xvnc, the display and the cookie that opens it).
+    func client(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {
         // XDG_SESSION_TYPE as deskd-session sets it for a desktop on the login node, so that
         // one template behaves the same on both.
-        server + ["DISPLAY=\(display)", "XAUTHORITY=\(xauthority)", "XDG_SESSION_TYPE=x11"]
+        server + displayServer.clientEnvironment(needs).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            + ["XDG_SESSION_TYPE=\(displayServer.sessionType)"]
     }
 
     /// `name` in the desktop's PATH, if it is there and executable.
