@@ -47,12 +47,15 @@ let package = Package(
         .target(name: "DeskSessionProtocol"),
         // PAM (libpam0g-dev), for the process that holds each desktop's login session.
         .target(name: "CDeskSession", linkerSettings: [.linkedLibrary("pam")]),
+        // What Glibc gives deskctl's client and the OS layer alike: a Unix socket's address
+        // (sockaddr_un), the local time zone's clock. Below both, so DeskLinux needs no DeskClient.
+        .target(name: "DeskPOSIX", dependencies: ["DeskCore"]),
         // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
         .target(
             name: "DeskLinux",
             dependencies: [
                 "DeskCore",
-                "DeskClient",
+                "DeskPOSIX",
                 "CDeskShims",
                 "DeskSessionProtocol",
                 .product(name: "Logging", package: "swift-log"),
@@ -66,10 +69,10 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "DeskLinux",
+                "DeskPOSIX",
                 "DeskSessionProtocol",
                 "DeskCluster",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,7 +113,7 @@ let package = Package(
         // sides prove they hold the session's key (HMAC-SHA256) before anything else is said.
         .target(name: "DeskCluster", dependencies: ["DeskCore", "CLibCrypto"]),
         // What deskctl (and the tests) use to talk to deskd. Blocking and small, so the CLI starts fast.
-        .target(name: "DeskClient", dependencies: ["DeskCore"]),
+        .target(name: "DeskClient", dependencies: ["DeskCore", "DeskPOSIX"]),
         .executableTarget(
             name: "deskd",
             dependencies: [
@@ -146,6 +149,7 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "DeskClient",
+                "DeskPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // A release deskctl is one static executable: no dynamic loader, no libstdc++ to map and
@@ -166,7 +170,7 @@ let package = Package(
         .target(name: "DeskJob", dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims"]),
         .executableTarget(name: "deskd-job", dependencies: ["DeskJob"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
-        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer"]),
+        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskPOSIX", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
         // Every parser another party feeds, as a function of bytes: Fuzz/ drives them under libFuzzer,
         // and DeskCoreTests replays Tests/FuzzRegressions through them in every test run.
@@ -195,7 +199,7 @@ let package = Package(
             dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskSessionProtocol", "DeskFrontProtocol", "DeskWeb",
                            .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskSessionProtocol"]),
+        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskPOSIX", "DeskSessionProtocol"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
         // deskd-job's parts beyond the shared display server: its spec, its messages, its private
@@ -211,6 +215,7 @@ let package = Package(
                 "DeskWeb",
                 "DeskFrontProtocol",
                 "DeskLinux",
+                "DeskPOSIX",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -225,7 +230,7 @@ let package = Package(
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(
             name: "DeskEndToEndTests",
-            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "VNCViewer", "CTestShims", "TestSupport"]
+            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskPOSIX", "VNCViewer", "CTestShims", "TestSupport"]
         ),
     ]
 )

@@ -23,8 +23,8 @@ let package = Package(
         .target(name: "DeskCore"),
         .target(name: "DeskSessionProtocol"),
         .target(name: "CDeskShims"),
-        .target(name: "DeskClient", dependencies: ["DeskCore"]),
-        .target(name: "DeskLinux", dependencies: ["DeskCore", "DeskClient", "CDeskShims", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "DeskPOSIX", dependencies: ["DeskCore"]),
+        .target(name: "DeskLinux", dependencies: ["DeskCore", "DeskPOSIX", "CDeskShims", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "DeskFrontProtocol", dependencies: ["DeskCore", .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(
             name: "DeskWeb",

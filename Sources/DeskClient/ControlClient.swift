@@ -1,3 +1,4 @@
+import DeskPOSIX
 import DeskCore
 import FoundationEssentials
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import CDeskShims
-import DeskClient
+import DeskPOSIX
 import DeskCore
 import Glibc
 

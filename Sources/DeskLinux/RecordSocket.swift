@@ -1,5 +1,5 @@
 import CDeskShims
-import DeskClient
+import DeskPOSIX
 import Glibc
 
 /// One end of a Unix SOCK_SEQPACKET connection: whole records, each with the descriptors sent

@@ -1,4 +1,4 @@
-import DeskClient
+import DeskPOSIX
 import Glibc
 
 /// sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET. Under Type=notify,

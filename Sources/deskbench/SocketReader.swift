@@ -1,3 +1,4 @@
+import DeskPOSIX
 import DeskClient
 import DeskLinux
 import Glibc

@@ -1,3 +1,4 @@
+import DeskPOSIX
 import ArgumentParser
 import DeskCore
 import FoundationEssentials

@@ -1,3 +1,4 @@
+import DeskPOSIX
 import DeskClient
 import DeskCore
 import DeskLinux

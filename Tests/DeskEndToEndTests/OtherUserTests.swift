@@ -1,3 +1,4 @@
+import DeskPOSIX
 import CTestShims
 import DeskClient
 import DeskCore

@@ -1,10 +1,9 @@
-import DeskClient
+import DeskPOSIX
 import DeskCore
 import DeskLinux
 import FoundationEssentials
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle

@@ -127,9 +127,7 @@ extension ManagedSession {
         let fresh = SessionPassword.generate()
         let display = self.display, lock = passwordFile
         // The directory is the user's: read and written off the actor, like every other touch of it.
-        let written = await onDedicatedThread { () -> Result<Void, DeskError> in
-            lock.lock()
-            defer { lock.unlock() }
+        let written = await onDedicatedThread { () -> Result<Void, DeskError> in lock.withLock { () -> Result<Void, DeskError> in
             let bytes: [UInt8]
             if viewOnly {
                 guard let current = host.readPassword(of: directory).flatMap(VNCPasswordFile.decode) else {
@@ -144,7 +142,7 @@ extension ManagedSession {
                 return .failure(DeskError(.internalError, "could not write the new password for \(display): \(error).", cause: .init(error)))
             }
             return .success(())
-        }
+        } }
         try written.get()
         var reply = session
         if viewOnly { reply.viewOnlyPassword = fresh } else { reply.password = fresh }

@@ -3,7 +3,6 @@ import DeskLinux
 import FoundationEssentials
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 
 /// One desktop session and everything that is its own: its directory, cgroup, login process,
 /// Xvnc and desktop, its record, and where it is in its life.
@@ -53,7 +52,7 @@ actor ManagedSession {
     /// Held across every read-modify-write of the session's password file, which runs off the
     /// actor: a `passwd` and a view-only login's first use must not interleave and put an old
     /// password back.
-    let passwordFile = NIOLock()
+    let passwordFile = ExclusiveSection()
     /// The last probe got no complete handshake.
     var failedProbe = false
     private var teardown: Task<Void, Never>?
