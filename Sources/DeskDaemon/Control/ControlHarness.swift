@@ -103,28 +103,34 @@ public struct ControlHarness: Sendable {
             return Response(error: error)
         }
         let response: Response
-        do { response = try await respond(to: try ControlRequest(wire), caller: caller) } catch {
+        var typed: ControlRequest?
+        do {
+            let request = try ControlRequest(wire)
+            typed = request
+            response = try await respond(to: request, caller: caller)
+        } catch {
             logger.info("request refused", metadata: ["peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)", "request.command": "\(wire.command.rawValue)"].merging(error.logMetadata) { $1 })
             response = Response(error: error)
         }
-        // What was asked is audited as it was asked, a request refused for its arguments too.
+        // What was asked is audited as its verb's typed request says it, and a request refused
+        // for its arguments by what it named.
         if let action = wire.command.auditAction {
-            let owner = await wire.display.asyncMap { await service.owner(of: $0) } ?? nil
-            let entry = Self.auditEntry(wire, action, response, caller: caller, displayOwner: owner,
-                                        uidOf: service.uid(ofUser:))
-            audit(entry, action: action, request: wire, response: response)
+            let facts = typed.map(AuditFacts.init) ?? AuditFacts(refused: wire)
+            let owner = await facts.display.asyncMap { await service.owner(of: $0) } ?? nil
+            let entry = Self.auditEntry(facts, action, response, caller: caller, displayOwner: owner, uidOf: service.uid(ofUser:))
+            audit(entry, action: action, facts: facts, response: response)
         }
         return response
     }
 
-    private func audit(_ entry: AuditEntry, action: AuditAction, request: Request, response: Response) {
-        let ended = !(response.sessions ?? []).isEmpty && request.dryRun != true
+    private func audit(_ entry: AuditEntry, action: AuditAction, facts: AuditFacts, response: Response) {
+        let ended = !(response.sessions ?? []).isEmpty && !facts.dryRun
         // What the trail is for is never left out: sessions started or ended, and credentials
         // issued or changed (a link, a share taken back, a password, a longer time limit).
         let kept = switch action {
         case .start, .passwd, .extend: true
         case .kill, .reap: ended
-        case .url: request.shares != true
+        case .url: facts.url != .shares
         case .ended, .login, .logout, .suppressed: false
         }
         service.audit.record(entry, alwaysKept: response.ok && kept)
@@ -132,50 +138,51 @@ public struct ControlHarness: Sendable {
 
     /// What the audit trail keeps of a request: never a password, whatever the reply holds.
     /// `displayOwner` names whose session a refused request was aimed at, so the owner sees it.
-    static func auditEntry(_ request: Request, _ action: AuditAction, _ response: Response, caller: Caller,
+    static func auditEntry(_ facts: AuditFacts, _ action: AuditAction, _ response: Response, caller: Caller,
                            displayOwner: (user: String, uid: UInt32)?, uidOf: (String) -> UInt32?) -> AuditEntry {
         let sessions = response.sessions ?? []
         let single = sessions.count == 1 ? sessions.first : nil
-        var details: [String] = []
-        if action == .start {
-            details.append("desktop=\(single?.desktop ?? request.desktop ?? "default")")
-            if let geometry = single?.geometry.description ?? request.geometry { details.append("geometry=\(geometry)") }
-            // start --web hands out a browser link too: as much a credential as url's, so as traced.
-            if request.web == true { details.append("web ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
+        var details = facts.details
+        if action == .start, let session = single {
+            // What started, which the request may have left to the defaults.
+            details = details.map { $0.hasPrefix("desktop=") ? "desktop=\(session.desktop ?? "default")" : $0 }
+            if !details.contains(where: { $0.hasPrefix("geometry=") }) {
+                details.insert("geometry=\(session.geometry)", at: min(1, details.count))
+            }
         }
-        if let idle = request.idleSeconds, action == .reap { details.append("idle=\(idle)s") }
-        if action == .url && request.revoke != true && request.shares != true { details.append("ttl=\(request.ttlSeconds ?? BrowserLink.defaultTTLSeconds)s") }
-        if action == .url, let viewers = request.viewers, !viewers.isEmpty { details.append("for=\(viewers.prefix(BrowserLink.maximumViewers).map { String($0.prefix(64)) }.joined(separator: ","))") }
-        if action == .url, let share = request.share, UrlRequest.isPlausibleShare(share) { details.append("share=\(share)") }
         if let revoked = response.revoked, revoked.links + revoked.browsers > 0 { details.append(revoked.summary) }
-        if request.dryRun == true { details.append("dry-run") }
-        if request.viewOnly == true { details.append("view-only") }
-        if request.all == true { details.append("all") }
+        if facts.dryRun { details.append("dry-run") }
+        if facts.viewOnly { details.append("view-only") }
+        if facts.all { details.append("all") }
         let outcome: String
         if let error = response.error {
             outcome = error.code.rawValue
         } else {
             switch action {
             case .start: outcome = response.link == nil ? "started" : "started, link issued"
-            case .passwd: outcome = request.viewOnly == true ? "view-only password set" : "password rotated"
-            case .url where request.shares == true: outcome = "shares listed"
-            case .url where request.revoke == true: outcome = request.share == nil ? "links revoked" : "share revoked"
-            case .url: outcome = request.viewOnly == true ? "view-only link issued" : "link issued"
-            case .extend: outcome = "extended by \(SlurmTime(seconds: request.extendSeconds ?? 0))"
+            case .passwd: outcome = facts.viewOnly ? "view-only password set" : "password rotated"
+            case .url:
+                switch facts.url {
+                case .shares?: outcome = "shares listed"
+                case .revoke(nil)?: outcome = "links revoked"
+                case .revoke?: outcome = "share revoked"
+                case .mint?, nil: outcome = facts.viewOnly ? "view-only link issued" : "link issued"
+                }
+            case .extend: outcome = "extended by \(SlurmTime(seconds: facts.extendSeconds ?? 0))"
             case .ended: outcome = "ended"
             case .login: outcome = "logged in"
             case .logout: outcome = "logged out"
             case .suppressed: outcome = "left out"
             case .kill, .reap:
-                let verb = request.dryRun == true ? "would kill" : "killed"
+                let verb = facts.dryRun ? "would kill" : "killed"
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")
             }
         }
-        let user = single?.user ?? displayOwner?.user ?? request.user ?? (action == .start ? caller.userName : nil)
+        let user = single?.user ?? displayOwner?.user ?? facts.user ?? (action == .start ? caller.userName : nil)
         return AuditEntry(
             time: Date(), peerUID: caller.uid, peerPID: caller.pid, peerUser: caller.userName, command: action,
             user: user, uid: single?.uid ?? displayOwner?.uid ?? user.flatMap(uidOf),
-            display: single?.display ?? request.display,
+            display: single?.display ?? facts.display,
             detail: details.isEmpty ? nil : details.joined(separator: " "), ok: response.ok, outcome: outcome
         )
     }
