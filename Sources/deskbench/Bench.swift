@@ -182,12 +182,13 @@ final class Bench: @unchecked Sendable {
             throw Options.Usage("cannot write \(authority)")
         }
         close(fd)
-        let socket = directory + "/rfb.sock"
+        // The very command line deskd starts a desktop's Xvnc with (DeskCore's Xvnc), typed by hand.
+        let command = Xvnc(executable: "/usr/bin/Xtigervnc").commandLine(DisplayServerNeeds(
+            display: Display(display), xauthority: authority, passwordFile: passwordFile, rfbSocket: directory + "/rfb.sock",
+            geometry: .default, depth: 24, title: "raw Xtigervnc (:\(display))"))
         let pid = try SessionLauncher.launch(.init(
-            executable: "/usr/bin/Xtigervnc",
-            arguments: [":\(display)", "-auth", authority, "-nolisten", "tcp", "-rfbauth", passwordFile,
-                        "-geometry", "1920x1080", "-depth", "24", "-AlwaysShared",
-                        "-rfbport", "-1", "-rfbunixpath", socket, "-rfbunixmode", "0600", "-SecurityTypes", "VncAuth"],
+            executable: command[0],
+            arguments: Array(command.dropFirst()),
             account: user, environment: ["HOME": user.home, "USER": user.name, "PATH": "/usr/bin:/bin"], logFD: devNull, cgroup: nil,
             umask: 0o077
         ))
