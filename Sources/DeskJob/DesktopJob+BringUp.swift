@@ -18,6 +18,9 @@ extension DesktopJob {
     /// it ready anyway. A script that fails before then (a program it execs is missing, a
     /// session manager that aborts) is reported as the failure it is, not as `ready`.
     static let desktopReadyTime: Duration = .seconds(30)
+    /// Where the kernel cannot say which processes hold the display: a script that fails at
+    /// once (a program it execs is missing) has ended by then.
+    static let desktopSettleTime: Duration = .milliseconds(100)
     /// Displays tried after the first was taken under Xvnc's feet.
     static let displayRetries = 5
 
@@ -178,12 +181,27 @@ extension DesktopJob {
         // a script that aborts meanwhile fails the start with its last line.
         let deadline = ContinuousClock.now + Self.desktopReadyTime
         let sweep = SessionSweep(sessionID: spec.session, uid: getuid(), me: getpid())
-        while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil {
-            let candidates = sweep.survivors().map(\.pid).filter { $0 != xvnc?.pid }
-            if let xvnc, XClients.holders(among: candidates, xvnc: xvnc.pid, display: display)?.isEmpty == false { return }
-            pause(.milliseconds(20))
+        let started = ContinuousClock.now
+        while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil, let xvnc, !xvnc.hasEnded {
+            // Xvnc's accepted connections first (one socket table); only once there is one, the
+            // session's processes (a walk of /proc) to see whether the desktop holds it.
+            switch XClients.clientEnds(of: xvnc.pid, display: display) {
+            case let ends? where !ends.isEmpty:
+                let candidates = sweep.survivors().map(\.pid).filter { $0 != xvnc.pid }
+                if XClients.holders(among: candidates, xvnc: xvnc.pid, display: display)?.isEmpty == false { return }
+            // The kernel's socket tables cannot be read here: alive a moment after its start
+            // is all that can be known of the desktop, as it was before.
+            case nil where ContinuousClock.now - started >= Self.desktopSettleTime:
+                return
+            default:
+                break
+            }
+            pause(.milliseconds(25))
         }
         if let endCause { throw .ended(endCause) }
+        if let end = xvnc?.end {
+            throw .failed(JobFailure("Xvnc \(end) on \(node) before the desktop reached its display."))
+        }
         if let end = desktop?.end {
             throw .failed(JobFailure("the desktop's startup script \(end) before it reached its display" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))
         }

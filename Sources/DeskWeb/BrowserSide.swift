@@ -83,9 +83,9 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
             handler.logger.info("browser refused", metadata: ["reason": "the RFB handshake did not finish in time"])
             handler.closeAll()
         }
-        // A revoke between the cookie's redemption and this registration closed nothing of this
-        // relay's: deskd's close of it is remembered, and refused here (and deskd itself looks
-        // again before it hands over the desktop); one after it will find it.
+        // deskd looked at the link again before it handed over the desktop. A revoke since then
+        // closed a relay not registered yet: the registry remembered the close, and it is
+        // refused here; one after this registration finds it.
         guard environment.registry.add(context.channel, grant: grant) else {
             if case .success(let fd)? = takeHandedOver() { Glibc.close(fd) }
             countRefusal(.cookie)

@@ -251,7 +251,13 @@ public final class Gateway: Sendable {
                     guard case .granted(let grant) = notes.recorded, let desktop = notes.takeDesktop() else {
                         throw NIOWebSocketUpgradeError.unsupportedWebSocketTarget
                     }
-                    try channel.pipeline.syncOperations.addHandler(BrowserSide(grant: grant, desktop: desktop, environment: environment))
+                    do {
+                        try channel.pipeline.syncOperations.addHandler(BrowserSide(grant: grant, desktop: desktop, environment: environment))
+                    } catch {
+                        // The relay never took the desktop's socket: it is closed here.
+                        if case .success(let fd) = desktop { Glibc.close(fd) }
+                        throw error
+                    }
                 }
             }
         )
@@ -299,7 +305,6 @@ public final class Gateway: Sendable {
                 return nil
             }
             let grant = redemption.grant
-            environment.registry.expect(grant.relay)
             notes.hold(redemption)
             // Closed while deskd answered: its close saw no grant, so end the relay here (twice is harmless).
             if !channel.isActive {

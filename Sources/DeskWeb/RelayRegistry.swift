@@ -11,8 +11,6 @@ final class RelayRegistry: Sendable {
 
     private struct State {
         var relays: [ObjectIdentifier: Relay] = [:]
-        /// Relays granted whose channel is not registered yet.
-        var expected: Set<UInt64> = []
         /// Relays deskd closed before their channel registered: refused as they come. deskd's
         /// close can overtake the grant itself (it answers the redeem, then a revoke closes the
         /// relay, and the front reads both before the upgrade registers it), so any relay
@@ -29,24 +27,15 @@ final class RelayRegistry: Sendable {
     @discardableResult
     func add(_ channel: any Channel, grant: GatewayGrant) -> Bool {
         state.withLock { state in
-            state.expected.remove(grant.relay)
             if state.closedEarly.remove(grant.relay) != nil { return false }
             state.relays[ObjectIdentifier(channel)] = Relay(grant: grant, channel: channel)
             return true
         }
     }
 
-    /// A relay was granted; its channel registers soon.
-    func expect(_ relay: UInt64) {
-        _ = state.withLock { $0.expected.insert(relay) }
-    }
-
     /// A granted relay's connection has closed, whether or not it got as far as relaying.
     func forget(_ relay: UInt64) {
-        state.withLock { state in
-            state.expected.remove(relay)
-            state.closedEarly.remove(relay)
-        }
+        _ = state.withLock { $0.closedEarly.remove(relay) }
     }
 
     func remove(_ channel: any Channel) {

@@ -1,5 +1,4 @@
 import DeskPOSIX
-import DeskClient
 @testable import DeskLinux
 import DeskSessionProtocol
 import Glibc

@@ -1,5 +1,4 @@
 import DeskPOSIX
-import DeskClient
 @testable import DeskLinux
 import Glibc
 import Testing

@@ -1,5 +1,4 @@
 import DeskPOSIX
-import DeskClient
 @testable import DeskLinux
 import Foundation
 import Glibc

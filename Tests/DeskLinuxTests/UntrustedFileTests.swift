@@ -1,5 +1,4 @@
 import DeskPOSIX
-import DeskClient
 import DeskCore
 @testable import DeskLinux
 import Foundation

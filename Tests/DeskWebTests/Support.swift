@@ -1,5 +1,4 @@
 import DeskPOSIX
-import DeskClient
 import TestSupport
 import DeskCore
 import DeskFrontProtocol

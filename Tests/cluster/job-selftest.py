@@ -352,18 +352,28 @@ class User:
         return subprocess.run(argv, user=self.uid, group=self.gid, extra_groups=[], env=env, capture_output=True, text=True, timeout=20)
 
 
+# Each desktop opens its display, as every real one does: the job reports `ready` once a process
+# of the desktop holds a connection to it (its first X client), as deskd does for a local one.
 XSTARTUP_STUBBORN = """#!/bin/sh
 # A desktop that tries to outlive its job: a double-forked process (reparented away from this
-# script) and a child that ignores SIGTERM, then the session itself.
+# script) and a child that ignores SIGTERM, then the session itself, on its display.
 ( sleep 1000 & )
 sh -c 'trap "" TERM; sleep 1000' &
-exec sleep 100000
+exec xterm -e sleep 100000
 """
 
+# A session that ends by itself (a logout): xterm runs its command only once it holds the
+# display, so the desktop is ready before it ends.
 XSTARTUP_LOGOUT = """#!/bin/sh
 ( sleep 1000 & )
-sleep 1
-exit 0
+exec xterm -e sleep 2
+"""
+
+# A session manager that aborts before it reaches its display (gnome-session without systemd
+# does): a failed start, never `ready`.
+XSTARTUP_ABORTS = """#!/bin/sh
+sleep 0.5
+kill -ABRT $$
 """
 
 
@@ -546,7 +556,10 @@ def scenario_scancel(args, user):
     time.sleep(0.3)
     started = time.monotonic()
     for pid, _ in user.processes():
-        os.kill(pid, signal.SIGTERM)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass  # ended meanwhile: xterm's child goes with xterm
     ending = deskd.expect("ending")
     status = job.wait()
     elapsed = time.monotonic() - started
@@ -672,6 +685,14 @@ def scenario_failures(args, user):
     failed = deskd.expect("failed")
     status = job.wait()
     check(status == 1 and "no-such-desktop" in failed["message"], f"desktop that cannot start: `failed` ({failed['message']}), exit status {status}")
+    assert_clean(user, None, job)
+
+    deskd = FakeDeskd(secrets.token_hex(16), secrets.token_bytes(32))
+    job = Job(args.job, user, deskd, xstartup=XSTARTUP_ABORTS)
+    failed = deskd.expect("failed")
+    status = job.wait()
+    check(status == 1 and "signal 6" in failed["message"] and "before it reached its display" in failed["message"],
+          f"desktop that aborts before its display: `failed` ({failed['message']}), exit status {status}")
     assert_clean(user, None, job)
 
     # A node whose /tmp has no .X11-unix (a fresh tmpfs here, in a mount namespace of its own).

@@ -145,7 +145,7 @@ public struct ControlHarness: Sendable {
         var details = facts.details
         if action == .start, let session = single {
             // What started, which the request may have left to the defaults.
-            details = details.map { $0.hasPrefix("desktop=") ? "desktop=\(session.desktop ?? "default")" : $0 }
+            details = details.map { $0.hasPrefix("desktop=") ? "desktop=\(session.desktop)" : $0 }
             if !details.contains(where: { $0.hasPrefix("geometry=") }) {
                 details.insert("geometry=\(session.geometry)", at: min(1, details.count))
             }

@@ -47,7 +47,11 @@ final class FrontServer: Service, Sendable {
             logger.error("the portal's page is not installed: its address answers 503 until it is; reinstall deskd",
                          metadata: ["templates": "\(configuration.templateDirectories.joined(separator: ":"))", "looked-for": "portal/portal.html, portal.css, portal.js"])
         }
-        requests = FrontRequests(service: service, handshakeTimeout: gateway?.limits.handshakeTimeout ?? .seconds(10),
+        // deskd logs in to the desktop while the browser's upgrade request waits, within the
+        // gateway's own deadline for it (the handshake timeout from the connection's accept):
+        // half of it, so a desktop that does not answer is refused in RFB, with its reason,
+        // before the gateway gives up on the connection.
+        requests = FrontRequests(service: service, handshakeTimeout: (gateway?.limits.handshakeTimeout ?? .seconds(10)) / 2,
                                  portal: WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger))
         self.logger = logger
     }
