@@ -41,13 +41,17 @@ public struct XstartupTemplate: Sendable {
 
     /// The script a session runs: the rendered template, starting in the user's home (as the
     /// user: deskd itself never enters it), and with `preferringUserXstartup`, first handing
-    /// over to the user's own executable ~/.vnc/xstartup if there is one (vncserver's habit).
+    /// over to the user's own executable xstartup if there is one (vncserver's habit): in ~/.vnc,
+    /// or where TigerVNC 1.14 and later keep a user's files, ~/.config/tigervnc (XDG). As
+    /// TigerVNC does, ~/.vnc wins where both exist.
     public static func sessionScript(_ rendered: String, preferringUserXstartup: Bool) -> String {
         var stanza = "cd \"$HOME\" 2>/dev/null || cd /\n"
         if preferringUserXstartup {
             stanza += """
                 # deskd: sessions.user_xstartup is on, so the user's own xstartup runs if there is one.
                 if [ -f "$HOME/.vnc/xstartup" ] && [ -x "$HOME/.vnc/xstartup" ]; then exec "$HOME/.vnc/xstartup"; fi
+                tigervnc="${XDG_CONFIG_HOME:-$HOME/.config}/tigervnc/xstartup"
+                if [ -f "$tigervnc" ] && [ -x "$tigervnc" ]; then exec "$tigervnc"; fi
 
                 """
         }

@@ -58,7 +58,41 @@ import Testing
         let lines = script.split(separator: "\n")
         #expect(lines.first == "#!/bin/sh" && lines[1] == #"cd "$HOME" 2>/dev/null || cd /"# && lines.last == "exec xterm")
         #expect(script.contains(#"exec "$HOME/.vnc/xstartup""#))
+        #expect(script.contains(#"tigervnc="${XDG_CONFIG_HOME:-$HOME/.config}/tigervnc/xstartup""#))
         #expect(!XstartupTemplate.sessionScript("#!/bin/sh\nexec xterm\n", preferringUserXstartup: false).contains(".vnc"))
+    }
+
+    /// The script as /bin/sh runs it, in a home with the user's files: ~/.vnc/xstartup first,
+    /// then TigerVNC 1.14's ~/.config/tigervnc/xstartup, then the template.
+    @Test func theUsersXstartupIsFoundWhereTigerVNCKeepsIt() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-home-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        func place(_ path: String, _ word: String, executable: Bool = true) throws {
+            let file = home + "/" + path
+            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try "#!/bin/sh\necho \(word)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: executable ? 0o755 : 0o644], ofItemAtPath: file)
+        }
+        func run() throws -> String {
+            let script = XstartupTemplate.sessionScript("#!/bin/sh\necho template\n", preferringUserXstartup: true)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", script]
+            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            process.waitUntilExit()
+            return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        #expect(try run() == "template\n")
+        try place(".config/tigervnc/xstartup", "tigervnc", executable: false)
+        #expect(try run() == "template\n", "a file that is not executable is not run")
+        try place(".config/tigervnc/xstartup", "tigervnc")
+        #expect(try run() == "tigervnc\n")
+        try place(".vnc/xstartup", "vnc")
+        #expect(try run() == "vnc\n", "~/.vnc wins where both exist, as in TigerVNC")
     }
 
     @Test func aTemplateSaysWhatItNeedsInItsHeaderAndTheTableSaysWhatIsMissing() {

@@ -71,7 +71,7 @@ extension ConfigurationFile {
             "The desktop a start gets when it names none (deskctl start --desktop)."
         ) { c, v throws(Reason) in c.defaultDesktop = try desk(v) { text throws(DeskError) in try XstartupTemplate.validate(desktopName: text) } },
         Key("sessions", "user_xstartup", takes: "true or false", default: "false",
-            "When a start names no desktop, run the user's own ~/.vnc/xstartup instead, if it is an executable file. It runs as the user; deskd itself never opens it."
+            "When a start names no desktop, run the user's own ~/.vnc/xstartup instead, if it is an executable file, or else ~/.config/tigervnc/xstartup (where TigerVNC 1.14 and later keep it). It runs as the user; deskd itself never opens it."
         ) { c, v throws(Reason) in c.honourUserXstartup = try bool(v) },
         Key("sessions", "default_geometry", takes: "WIDTHxHEIGHT", default: "\"1920x1080\"",
             "The screen size a start gets when it names none (deskctl start --geometry)."

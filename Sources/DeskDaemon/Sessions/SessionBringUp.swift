@@ -356,7 +356,7 @@ extension SessionBringUp {
             throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "xvnc exited at once")
         }
         // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
-        let what = plan.userXstartup ? "the desktop \"\(template)\" (or ~/.vnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""
+        let what = plan.userXstartup ? "the desktop \"\(template)\" (or the user's ~/.vnc/xstartup or ~/.config/tigervnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""
         throw .failed(DeskError(.desktopExited, "\(what) \(how) before it opened its display on \(display), so deskd ended the session; \(tail). Fix the desktop, or start another (deskctl desktops lists them)."), step: "\(role.rawValue) exited at once")
     }
 }
