@@ -170,6 +170,19 @@ extension EndToEnd {
         #expect(eventually { FileManager.default.fileExists(atPath: marker) })
         var info = stat()
         #expect(stat(marker, &info) == 0 && info.st_uid == wes.uid, "it ran as the user")
+
+        // Where TigerVNC 1.14 and later keep it, ~/.config/tigervnc/xstartup, when there is no ~/.vnc one.
+        let config = wes.home + "/.config/tigervnc"
+        let tigervncMarker = wes.home + "/.deskt-tigervnc-xstartup-ran"
+        defer { try? FileManager.default.removeItem(atPath: wes.home + "/.config"); unlink(tigervncMarker) }
+        try FileManager.default.removeItem(atPath: wes.home + "/.vnc")
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try "#!/bin/sh\ntouch \"$HOME/.deskt-tigervnc-xstartup-ran\"\nexec xterm\n".write(toFile: config + "/xstartup", atomically: true, encoding: .utf8)
+        chmod(config + "/xstartup", 0o755)
+        for path in [wes.home + "/.config", config, config + "/xstartup"] { chown(path, wes.uid, wes.gid) }
+        _ = try on.start(wes.name)
+        #expect(eventually { FileManager.default.fileExists(atPath: tigervncMarker) }, "~/.config/tigervnc/xstartup did not run")
+        #expect(stat(tigervncMarker, &info) == 0 && info.st_uid == wes.uid, "it ran as the user")
     }
 }
 }
