@@ -8,6 +8,7 @@ public enum DesktopTable {
             if !desktop.installed {
                 notes.append("needs \(desktop.missing.joined(separator: ", "))" + (desktop.install.map { ": \($0)" } ?? ""))
             }
+            if desktop.installed, let why = desktop.unstartable { notes.append("cannot start here: \(why)") }
             return [desktop.name, desktop.installed ? "yes" : "no", notes.joined(separator: "; ")]
         }
         // A desktop with no notes ends at its INSTALLED column, without the padding.

@@ -17,6 +17,24 @@ extension XstartupTemplate {
         return (commands.split(separator: " ").map(String.init), install)
     }
 
+    /// What a `# x11-session:` line says: the desktop runs in Xvnc only where one of these X11
+    /// session files is installed (in /usr/share/xsessions), and why not elsewhere. GNOME 49
+    /// and later, and Plasma 6.8, install their commands but only a Wayland session:
+    ///
+    ///     # x11-session: gnome.desktop gnome-xorg.desktop (GNOME 49 and later run only on Wayland)
+    public var x11Session: (files: [String], without: String?)? {
+        guard let line = headerValue("x11-session") else { return nil }
+        var files = Substring(line), without: String?
+        if let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), open < close {
+            without = line[line.index(after: open)..<close].trimming()
+            files = line[..<open]
+        }
+        return (files.split(separator: " ").map(String.init), without)
+    }
+
+    /// Where X11 session files are installed.
+    public static let xSessionDirectory = "/usr/share/xsessions"
+
     /// The desktops a `# picks:` line names, in the order it tries them.
     public var picks: [String] {
         headerValue("picks")?.split(separator: " ").map(String.init) ?? []

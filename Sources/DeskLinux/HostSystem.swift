@@ -31,6 +31,8 @@ public protocol HostSystem: Sendable {
     func isExecutable(_ path: String) -> Bool
     /// Whether `path` is a directory (followed as the account database names it: a user's home).
     func isDirectory(_ path: String) -> Bool
+    /// A regular file is there (a desktop's X11 session file, /usr/share/xsessions/NAME.desktop).
+    func isFile(_ path: String) -> Bool
 
     // MARK: Files
 

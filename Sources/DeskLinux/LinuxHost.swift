@@ -31,6 +31,11 @@ public final class LinuxHost: HostSystem {
     public func releaseLock(_ display: Display, ownedBy pid: pid_t) { XLockFile.release(display, ownedBy: pid) }
     public func prepareXSocketDirectory() throws(OSError) { try XSocketDirectory.ensure() }
     public func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+    public func isFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
     public func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR

@@ -90,6 +90,7 @@ final class FakeHost: HostSystem {
     func prepareXSocketDirectory() throws(OSError) {}
     func isExecutable(_ path: String) -> Bool { path == Self.xvnc || state.withLock { $0.installed.contains(path) } }
     func isDirectory(_ path: String) -> Bool { state.withLock { !$0.missingHomes.contains(path) } }
+    func isFile(_ path: String) -> Bool { state.withLock { $0.installed.contains(path) } }
 
     // MARK: Files
 

@@ -642,3 +642,33 @@ import Testing
         _ = try await lenient.service.start(StartRequest(user: "alice"), caller: Self.root)
     }
 }
+
+/// GNOME 49 and later, and Plasma 6.8, install their commands but only a Wayland session: Xvnc
+/// cannot serve them, so they are shown as not startable here, with why; auto passes them over;
+/// and a start that names one is refused with a sentence, not answered with a desktop that dies.
+@Suite struct WaylandOnlyDesktopTests {
+    @Test func aDesktopWithoutItsX11SessionIsShownRefusedAndPassedOver() async throws {
+        let daemon = try SessionServiceTests.Daemon()
+        defer { daemon.remove() }
+        daemon.host.state.withLock { $0.installed.formUnion(["/usr/bin/gnome-session", "/usr/bin/dbus-launch"]) }
+        let gnome = try #require(daemon.service.desktops().first { $0.name == "gnome" })
+        #expect(gnome.installed && !gnome.canStart)
+        #expect(gnome.unstartable?.contains("GNOME 49 and later run only on Wayland") == true, "\(gnome)")
+        #expect(gnome.unstartable?.contains("/usr/share/xsessions/gnome.desktop") == true)
+        #expect(daemon.service.desktops().first { $0.name == "auto" }?.starts != "gnome", "auto picked a desktop that cannot start")
+        #expect(DesktopTable.render([gnome]).contains("cannot start here: GNOME 49 and later run only on Wayland"))
+
+        let before = daemon.host.events
+        await #expect { try await daemon.service.start(StartRequest(desktop: "gnome"), caller: SessionServiceTests.alice) } throws: { error in
+            let error = error as? DeskError
+            return error?.code == .invalidDesktop && error?.message.hasPrefix("the desktop 'gnome' cannot start on this host: GNOME 49") == true
+                && error?.message.contains("desktops that start here: auto,") == true
+        }
+        #expect(daemon.host.events == before, "a refused start touched the host")
+
+        // GNOME with its X11 session (GNOME 48 and earlier) starts, and auto picks it first.
+        _ = daemon.host.state.withLock { $0.installed.insert("/usr/share/xsessions/gnome-xorg.desktop") }
+        #expect(daemon.service.desktops().first { $0.name == "gnome" }?.canStart == true)
+        #expect(daemon.service.desktops().first { $0.name == "auto" }?.starts == "gnome")
+    }
+}

@@ -142,7 +142,8 @@ public final class SessionService: Sendable {
     public func desktops() -> [DesktopInfo] {
         let configuration = self.configuration
         return TemplateLibrary(directories: configuration.templateDirectories)
-            .catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable)
+            .catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: host.isExecutable,
+                     isFile: host.isFile)
     }
 
     /// What a cluster start may ask for, with the partitions as sinfo has them now; nil where

@@ -84,10 +84,13 @@ struct StartAdmission {
     /// refusal's list of the desktops that are installed: a plain start looks at its own alone.
     private func checkInstalled(_ template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) {
         let defaultDesktop = configuration.defaultDesktop, path = configuration.sessionPath
-        let readCatalog = { library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable) }
+        let readCatalog = { library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable, isFile: facts.isFile) }
         let catalog = template.picks.isEmpty ? nil : readCatalog()
         let info = catalog?.first { $0.name == template.name }
-            ?? library.describe(template, defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable)
+            ?? library.describe(template, defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable, isFile: facts.isFile)
+        if info.installed, info.unstartable != nil {
+            throw DeskError(.invalidDesktop, info.unstartableSentence(startableOthers: (catalog ?? readCatalog()).filter(\.canStart).map(\.name)))
+        }
         guard !info.installed else { return }
         throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: (catalog ?? readCatalog()).filter(\.installed).map(\.name)))
     }

@@ -40,12 +40,13 @@ struct TemplateLibrary: Sendable {
 
     /// Every desktop, with what its template needs and whether the host has it. Commands are
     /// looked for on `path`, the sessions' PATH (root's configuration, never the user's).
-    func catalog(defaultDesktop: String, path: String, isExecutable: (String) -> Bool) -> [DesktopInfo] {
+    func catalog(defaultDesktop: String, path: String, isExecutable: (String) -> Bool, isFile: (String) -> Bool) -> [DesktopInfo] {
         let templates = available().compactMap { try? template(named: $0) }
-        var infos = templates.map { describe($0, defaultDesktop: defaultDesktop, path: path, isExecutable: isExecutable) }
+        var infos = templates.map { describe($0, defaultDesktop: defaultDesktop, path: path, isExecutable: isExecutable, isFile: isFile) }
         // A template that picks among others starts the first of them installed.
         for (index, template) in templates.enumerated() where !template.picks.isEmpty {
-            let starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.installed && $0.starts == nil } }
+            // Never one that cannot start here (a desktop that runs only on Wayland).
+            let starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.canStart && $0.starts == nil } }
             infos[index].starts = starts
             // It is installed when one of its picks is; else it names what the last one lacks.
             if starts == nil, let last = template.picks.last.flatMap({ pick in infos.first { $0.name == pick } }) {
@@ -57,12 +58,21 @@ struct TemplateLibrary: Sendable {
         return infos
     }
 
-    func describe(_ template: XstartupTemplate, defaultDesktop: String, path: String, isExecutable: (String) -> Bool) -> DesktopInfo {
+    func describe(_ template: XstartupTemplate, defaultDesktop: String, path: String, isExecutable: (String) -> Bool,
+                  isFile: (String) -> Bool) -> DesktopInfo {
         let needs = template.needs
         let directories = path.split(separator: ":").filter { $0.hasPrefix("/") }
         let missing = needs.commands.filter { command in !directories.contains { isExecutable("\($0)/\(command)") } }
-        return DesktopInfo(name: template.name, installed: missing.isEmpty, isDefault: template.name == defaultDesktop,
-                           missing: missing, install: missing.isEmpty ? nil : needs.install)
+        var info = DesktopInfo(name: template.name, installed: missing.isEmpty, isDefault: template.name == defaultDesktop,
+                               missing: missing, install: missing.isEmpty ? nil : needs.install)
+        // Installed, but with a Wayland session only (GNOME 49 and later, Plasma 6.8): Xvnc
+        // cannot serve it, and a start would be a desktop that dies.
+        if info.installed, let session = template.x11Session,
+           !session.files.contains(where: { isFile(XstartupTemplate.xSessionDirectory + "/" + $0) }) {
+            info.unstartable = (session.without ?? "it has no X11 session here")
+                + " (no \(session.files.map { XstartupTemplate.xSessionDirectory + "/" + $0 }.joined(separator: " or ")))"
+        }
+        return info
     }
 
     func available() -> [String] {
