@@ -8,13 +8,8 @@
 extension XstartupTemplate {
     /// What the template's `# needs:` line says: commands, and how to install them.
     public var needs: (commands: [String], install: String?) {
-        guard let line = headerValue("needs") else { return ([], nil) }
-        var commands = Substring(line), install: String?
-        if let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), open < close {
-            install = line[line.index(after: open)..<close].trimming()
-            commands = line[..<open]
-        }
-        return (commands.split(separator: " ").map(String.init), install)
+        guard let (commands, install) = wordsAndNote("needs") else { return ([], nil) }
+        return (commands, install)
     }
 
     /// What a `# x11-session:` line says: the desktop runs in Xvnc only where one of these X11
@@ -23,13 +18,7 @@ extension XstartupTemplate {
     ///
     ///     # x11-session: gnome.desktop gnome-xorg.desktop (GNOME 49 and later run only on Wayland)
     public var x11Session: (files: [String], without: String?)? {
-        guard let line = headerValue("x11-session") else { return nil }
-        var files = Substring(line), without: String?
-        if let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), open < close {
-            without = line[line.index(after: open)..<close].trimming()
-            files = line[..<open]
-        }
-        return (files.split(separator: " ").map(String.init), without)
+        wordsAndNote("x11-session").map { (files: $0.words, without: $0.note) }
     }
 
     /// Where X11 session files are installed.
@@ -38,6 +27,17 @@ extension XstartupTemplate {
     /// The desktops a `# picks:` line names, in the order it tries them.
     public var picks: [String] {
         headerValue("picks")?.split(separator: " ").map(String.init) ?? []
+    }
+
+    /// `# key: word word (a note)`: the words, and what the parentheses at the end hold.
+    private func wordsAndNote(_ key: String) -> (words: [String], note: String?)? {
+        guard let line = headerValue(key) else { return nil }
+        var words = Substring(line), note: String?
+        if let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), open < close {
+            note = line[line.index(after: open)..<close].trimming()
+            words = line[..<open]
+        }
+        return (words.split(separator: " ").map(String.init), note)
     }
 
     /// `# key: value` among the comment lines at the top of the template.

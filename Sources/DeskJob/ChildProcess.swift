@@ -123,8 +123,7 @@ final class OutputLog {
 
     /// The last line with something in it, for a sentence (at most 300 bytes of it).
     var lastLine: String? {
-        let lines = recent.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self).trimming() }
-        guard let line = lines.last(where: { !$0.isEmpty }) else { return nil }
+        guard let line = recentLines.lazy.map({ $0.trimming() }).last(where: { !$0.isEmpty }) else { return nil }
         return line.utf8.count <= 300 ? line : String(decoding: line.utf8.prefix(300), as: UTF8.self) + "…"
     }
 

@@ -99,11 +99,11 @@ extension DesktopJob {
             switch try waitForRFB(from: process, socket: directory.rfbSocket) {
             case .answered:
                 return (process, display)
-            case .exited(let end) where server.displayWasTaken(log: log.recentLines) && tried.count < Self.displayRetries:
-                StandardError.say("display \(display) was taken while Xvnc started (\(end)); trying the next.")
+            case .exited where server.displayWasTaken(log: log.recentLines) && tried.count < Self.displayRetries:
+                StandardError.say("display \(display) was taken while Xvnc started (\(process.end ?? .notStarted)); trying the next.")
                 tried.insert(display.number)
-            case .exited(let end):
-                throw .failed(JobFailure("Xvnc \(end) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
+            case .exited:
+                throw .failed(JobFailure("Xvnc \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
             case .timedOut:
                 throw .failed(JobFailure("Xvnc on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
             case .impostor(let what):
@@ -132,31 +132,13 @@ extension DesktopJob {
                                   title: "\(user)'s desktop (\(node))", policy: policy)
     }
 
-    /// How Xvnc's start went.
-    private enum XvncAnswer {
-        case answered
-        case exited(ProcessEnd)
-        case timedOut
-        /// Something answered that is not this job's Xvnc speaking RFB.
-        case impostor(String)
-    }
-
-    /// Polls the socket with a real RFB greeting until it answers, Xvnc ends, or the job does.
-    private func waitForRFB(from process: ChildProcess, socket: String) throws(BringUpStop) -> XvncAnswer {
-        let deadline = ContinuousClock.now + Self.xvncAnswerTime
-        while ContinuousClock.now < deadline {
-            pause(.milliseconds(10))
-            if let endCause { throw .ended(endCause) }
-            if let end = process.end { return .exited(end) }
-            // The same look as deskd's at a local desktop (LinuxHost.awaitRFB): a greeting from
-            // this Xvnc, nothing less; a refusal or silence is a server not ready yet.
-            switch RFBHandshake.attempt(.unixSocket(path: socket), xvnc: process.pid, timeoutMilliseconds: 2000) {
-            case .answered: return .answered
-            case .impostor(let what): return .impostor(what)
-            case .refused, .silent: continue
-            }
-        }
-        return .timedOut
+    /// Polls the socket with a real RFB greeting until it answers, Xvnc ends, or the job does:
+    /// the same look as deskd's at a local desktop (`RFBReadiness.awaitAnswer`).
+    private func waitForRFB(from process: ChildProcess, socket: String) throws(BringUpStop) -> RFBReadiness {
+        let readiness = RFBReadiness.awaitAnswer(.unixSocket(path: socket), xvnc: process.pid, until: .now + Self.xvncAnswerTime, attemptMilliseconds: 2000,
+                                           serverRuns: { endCause == nil && process.end == nil }, pause: { pause(.milliseconds(10)) })
+        if let endCause { throw .ended(endCause) }
+        return readiness
     }
 
     /// The desktop: the spec's xstartup, run by /bin/sh in a session of its own, with the
@@ -187,8 +169,7 @@ extension DesktopJob {
             // session's processes (a walk of /proc) to see whether the desktop holds it.
             switch XClients.clientEnds(of: xvnc.pid, display: display) {
             case let ends? where !ends.isEmpty:
-                let candidates = sweep.survivors().map(\.pid).filter { $0 != xvnc.pid }
-                if XClients.holders(among: candidates, xvnc: xvnc.pid, display: display)?.isEmpty == false { return }
+                if !XClients.holders(among: sweep.survivors().map(\.pid), of: ends, xvnc: xvnc.pid).isEmpty { return }
             // The kernel's socket tables cannot be read here: alive a moment after its start
             // is all that can be known of the desktop, as it was before.
             case nil where ContinuousClock.now - started >= Self.desktopSettleTime:

@@ -94,16 +94,8 @@ public final class LinuxHost: HostSystem {
     /// Polled every half millisecond, so the answer is not late by a scheduler tick; the kernel
     /// must name `xvnc` as the server before its greeting counts.
     public func awaitRFB(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, until deadline: ContinuousClock.Instant) -> RFBReadiness {
-        while true {
-            if !ProcFS.isAlive(xvnc) { return .exited }
-            switch RFBHandshake.attempt(endpoint, host: host, xvnc: xvnc, timeoutMilliseconds: 500) {
-            case .answered: return .answered
-            case .impostor(let what): return .impostor(what)
-            case .refused, .silent: break
-            }
-            if ContinuousClock.now > deadline { return .timedOut }
-            usleep(500)
-        }
+        RFBReadiness.awaitAnswer(endpoint, host: host, xvnc: xvnc, until: deadline, attemptMilliseconds: 500,
+                                 serverRuns: { ProcFS.isAlive(xvnc) }, pause: { usleep(500) })
     }
 
     public func probe(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, authenticate: Bool, password: String?,

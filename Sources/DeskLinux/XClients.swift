@@ -17,7 +17,11 @@ public enum XClients {
     /// could not be asked (the caller neither starts nor ends anything on that). Xvnc's and
     /// each candidate's descriptors are the user's to multiply: at most 1,024 of each are read.
     public static func holders(among candidates: [pid_t], xvnc: pid_t, display: Display) -> [pid_t]? {
-        guard let ends = clientEnds(of: xvnc, display: display) else { return nil }
+        clientEnds(of: xvnc, display: display).map { holders(among: candidates, of: $0, xvnc: xvnc) }
+    }
+
+    /// The candidates that hold one of `ends` (`clientEnds`, read already).
+    public static func holders(among candidates: [pid_t], of ends: Set<UInt64>, xvnc: pid_t) -> [pid_t] {
         guard !ends.isEmpty else { return [] }
         return candidates.filter { $0 != xvnc && ProcFS.holdsSocket(of: $0, among: ends, scanning: 1024) }
     }

@@ -210,11 +210,12 @@ struct SessionBringUp: Sendable {
     /// session's cgroup, as the user.
     private func startLogin(on session: isolated ManagedSession, helper: String, logDirectory: String) throws(Failure) -> any LoginProcess {
         let account = plan.account, display = session.display, directory = session.directory
+        let server = configuration.displayServer, needs = displayServerNeeds(display: display, directory: directory)
+        // What reaches the display server (for Xvnc, the display and its cookie) is the server's to say.
         let environmentVariables = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
-            "PATH": configuration.sessionPath, "DISPLAY": display.description, "XAUTHORITY": directory.xauthority,
-            ProcessSweep.markerKey: session.id,
-        ]
+            "PATH": configuration.sessionPath, ProcessSweep.markerKey: session.id,
+        ].merging(server.clientEnvironment(needs)) { $1 }
         // The journal is readable by group adm, not only by the desktop's owner: session output
         // goes there only if the admin asked for it (sessions.journal_output).
         let journalCopy = environment.journal && configuration.journalOutput
@@ -224,7 +225,7 @@ struct SessionBringUp: Sendable {
             login = try host.startLogin(.init(
                 account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
-                xvnc: configuration.displayServer.commandLine(displayServerNeeds(display: display, directory: directory)),
+                xvnc: server.commandLine(needs),
                 xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
