@@ -29,6 +29,13 @@ struct TokenBucket: Sendable {
         tokens + (now - at) * rate >= Double(perMinute)
     }
 
-    /// Seconds from the last `take` until a whole token is there.
-    var secondsToNextToken: Int { Int(((1 - tokens) / rate).rounded(.up)) }
+    /// Whole seconds from the last `take` until a whole token is there: the first that works.
+    /// The division is only the estimate; the refill's own sum decides, so a quotient a hair
+    /// over a whole number (1 a minute: (1 - tokens) * 60 = 40.000000000001) does not say 41.
+    var secondsToNextToken: Int {
+        var seconds = max(1, Int(((1 - tokens) / rate).rounded(.up)))
+        while seconds > 1, tokens + Double(seconds - 1) * rate >= 1 { seconds -= 1 }
+        while tokens + Double(seconds) * rate < 1 { seconds += 1 }
+        return seconds
+    }
 }

@@ -154,6 +154,22 @@ import Testing
         #expect(refusals >= 40, "too few refusals to say much")
     }
 
+    /// The input the property above once shrank to: 1 a minute, and a refusal at a moment when
+    /// (1 - tokens) / rate came out a hair over a whole number of seconds, so the refusal said
+    /// one second more than it took.
+    @Test func aRetryTimeIsNotASecondLateWhereTheDivisionRoundsUp() throws {
+        var limiter = CallerRateLimiter(perMinute: 1)
+        var now = 1000.0
+        for gap in [0, 8391, 27433, 24176, 3768, 29853, 26379, 20000] {
+            now += Double(gap) / 1000
+            guard let error = outcome({ () throws(DeskError) in try limiter.admit(uid: 1000, now: now) }).failure else { continue }
+            let wait = try #require(Self.retryAfter(error.message), "\(error.message)")
+            var later = limiter, sooner = limiter
+            #expect(throws: Never.self, "refused again \(wait) s later") { try later.admit(uid: 1000, now: now + Double(wait)) }
+            #expect(throws: DeskError.self, "admitted before the \(wait) s it said") { try sooner.admit(uid: 1000, now: now + Double(wait - 1)) }
+        }
+    }
+
     /// Buckets are per uid: whatever others do, a user's starts are admitted as if alone.
     @Test func oneUsersStartsAreJudgedAsIfTheyWereAlone() async {
         let events = zip(Gen.int(in: 0...10_000), Gen.int(in: 0...3)).array(of: 1...50)
