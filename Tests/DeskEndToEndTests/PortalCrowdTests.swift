@@ -57,10 +57,20 @@ struct PortalCrowdTests {
         defer { daemon.shutDown() }
         let result = try Self.play("throttle", base, cast, helper: helper)
         let before = try #require(result["rightBeforeFlood"] as? [String: Any]), after = try #require(result["rightAfterFlood"] as? [String: Any])
-        #expect((before["message"] as? String)?.contains("Too many failed logins") == true, "ten wrong passwords did not throttle the account: \(before)")
+        let running = (before["message"] as? String).flatMap(Self.secondsToWait)
+        #expect(running != nil, "eleven wrong passwords did not throttle the account: \(before)")
+        let flood = result["flood"] as? [String: Any], floodSeconds = flood?["seconds"] as? Double ?? 0
+        #expect(floodSeconds < Double(running ?? 0), "the flood took \(floodSeconds) s, longer than the \(running ?? 0) s left of the penalty, so it says nothing here")
         #expect((after["message"] as? String)?.contains("Too many failed logins") == true, "the flood made the throttle forget the account: \(after)")
         #expect(after["status"] as? Int == 403)
         print("PortalCrowdTests: the flood → \(result["flood"] ?? "")")
+    }
+
+    /// The N of "wait N s" in a throttled login's sentence.
+    static func secondsToWait(_ sentence: String) -> Int? {
+        let words = sentence.split(separator: " ")
+        guard let at = words.firstIndex(of: "wait"), at + 1 < words.endIndex else { return nil }
+        return Int(words[at + 1])
     }
 
     /// Finding 3: twenty threads logging in as made-up accounts from fresh addresses held all 16

@@ -9,9 +9,10 @@ gateway asks who made a connection, sees a real second user), and the parent ord
 Scenarios, each one of issue 41's findings (bounded bursts, as the issue reproduced them):
   streams   the attacker logs in and opens 256 event streams, 32 from each of eight addresses;
             while it holds them the victim fetches /, /open and logs in.
-  throttle  fifteen wrong passwords for the victim (five each by the attacker, a helper account and
-            root) throttle the account for 15 minutes; the attacker then sends 10,200 logins as "!" from fresh
-            addresses; the victim's right password is tried before and after.
+  throttle  ten wrong passwords for the victim (five each by the attacker and a helper account)
+            throttle the account for 30 s; one more by root once that has run out makes it 60 s; the
+            attacker then sends 10,200 logins as "!" from fresh addresses; the victim's right
+            password is tried before and after.
   slots     twenty attacker threads log in as made-up accounts from fresh addresses for 25 s;
             meanwhile the victim logs in twelve times with the right password.
   pending   the attacker, whose password must be changed, logs in 34 times with it (each login
@@ -199,15 +200,24 @@ def victim_login(out, orders, name, password):
 
 
 def throttle(attacker_uid, attacker_password, victim_uid, victim_name, victim_password, helper_uid):
-    # Fifteen, from three clients (five each, a client's own allowance): the account's penalty
-    # doubles to its longest, 15 minutes, so it cannot run out during the flood by itself.
+    # Ten wrong passwords from two clients (five each, a client's own allowance) throttle the
+    # account for 30 s; once that has run out, one more (root's client) doubles it to 60 s, longer
+    # than the flood takes on a slow machine (34 s seen), so it cannot run out during the flood by itself.
     first = finish(as_user(attacker_uid, wrong_passwords, victim_name, 5, 10))
     second = finish(as_user(helper_uid, wrong_passwords, victim_name, 5, 20))
-    third = finish(as_user(0, wrong_passwords, victim_name, 5, 30))
+    throttled = finish(as_user(0, wrong_passwords, victim_name, 1, 30))
+    time.sleep(seconds_to_wait(throttled[0]) + 1)
+    third = throttled + finish(as_user(0, wrong_passwords, victim_name, 1, 31))
     before = finish(as_user(victim_uid, victim_login, victim_name, victim_password))
     flooded = finish(as_user(attacker_uid, flood, 10_200, 16))
     after = finish(as_user(victim_uid, victim_login, victim_name, victim_password))
     return {"wrong": first + second + third, "rightBeforeFlood": before, "flood": flooded, "rightAfterFlood": after}
+
+
+def seconds_to_wait(refusal):
+    """The N of a throttled login's "wait N s" (0 when it says none)."""
+    words = (refusal or "").split()
+    return int(words[words.index("wait") + 1]) if "wait" in words else 0
 
 
 # MARK: slots
