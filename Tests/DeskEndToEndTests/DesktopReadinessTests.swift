@@ -91,6 +91,28 @@ extension EndToEnd {
             #expect(nothing.stderr.contains("nothing to see"), "\(nothing.stderr)")
         }
 
+        /// GNOME 50 in Xvnc: gnome-session opens the display (so the start is ready), then
+        /// aborts, leaving processes that hold it. A script that ends that way leaves a black
+        /// screen, not a desktop: its session ends, and its log says how the script ended.
+        @Test func aDesktopWhoseScriptAbortsAfterItsFirstClientIsNotKeptByWhatItLeft() throws {
+            let cay = try TestUsers.ensure("deskt-cay")
+            let templates = "/tmp/deskt-templates-abort-\(getpid())"
+            try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+            try "#!/bin/sh\nxprop -root -spy >/dev/null &\nsleep 1\necho about to abort\nkill -ABRT $$\n"
+                .write(toFile: templates + "/aborts.xstartup", atomically: true, encoding: .utf8)
+            let daemon = try DaemonUnderTest(config: "[sessions]\ntemplates = [\"\(templates)\"]\n")
+            defer { daemon.shutDown(); TestUsers.reap(cay); try? FileManager.default.removeItem(atPath: templates) }
+
+            let session = try daemon.start(cay.name, extra: ["--desktop", "aborts"])
+            #expect(eventually(15) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true },
+                    "the processes an aborted script left kept its session: \(daemon.logText)")
+            #expect(eventually(10) { TestUsers.processes(of: cay).isEmpty }, "left running: \(TestUsers.processes(of: cay))")
+            let logs = try daemon.deskctl(["logs", session.id, "--json"]).decode(SessionLogs.self)
+            let desktopLog = logs.processes.first { $0.role == .desktop }?.lines.joined(separator: "\n") ?? ""
+            #expect(desktopLog.contains("killed by signal 6"), "\(desktopLog)")
+            #expect(!desktopLog.contains("the session stays"), "\(desktopLog)")
+        }
+
         static func commandLine(of pid: pid_t) -> String {
             let bytes = ProcFS.read("/proc/\(pid)/cmdline", limit: 4096) ?? []
             return bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")

@@ -1,5 +1,6 @@
 import DeskCore
 import DeskLinux
+import DeskSessionProtocol
 import FoundationEssentials
 import Glibc
 import Logging
@@ -54,15 +55,40 @@ extension ManagedSession {
     /// processes of the session hold its display, the session stays with them; true if so. A
     /// desktop that ran for a while and ended is a logout, whatever it left (Debian's
     /// Xtigervnc-session leaves `vncconfig -iconic` behind): its session ends, as before.
+    ///
+    /// Only a script that exited 0 leaves its processes in charge. One that was killed or failed
+    /// (gnome-session aborting where GNOME has no X11 session, after its first X connection made
+    /// the start ready) leaves a black screen behind, whatever still holds the display: its
+    /// session ends, and the desktop's log says how the script ended.
     func keepForLeftClients() async -> Bool {
         if record.desktopLeftClients != true {
             let window = environment.configuration.value.startTimeout
             guard Date().timeIntervalSince(record.session.startedAt) < Double(window.components.seconds) else { return false }
+            guard let logDirectory = record.logDirectory else { return false }
+            let archive = environment.archive
+            let end = await onDedicatedThread { Self.desktopEnd(in: logDirectory, archive: archive) }
+            guard end == .exited(status: 0) else {
+                let how = end?.description ?? "ended"
+                logger.info("the desktop's script failed; the processes it left do not keep the session",
+                            metadata: record.session.logMetadata.merging(["process.exit": "\(how)"]) { $1 })
+                archive.note("the desktop's script \(how) during its first moments; what it left running does not keep a session, so deskd ends it.", to: .desktop, in: logDirectory)
+                return false
+            }
         }
         guard let clients = await sessionClients(), !clients.isEmpty, isRunning else { return false }
         desktopLeftRunning(logDirectory: record.logDirectory, processes: clients.count)
         persist()
         return true
+    }
+
+    /// How the desktop's script ended, as deskd-session records it once it has reaped the
+    /// script: deskd hears of the exit first (its pidfd), so the record is waited for a moment.
+    private static func desktopEnd(in logDirectory: String, archive: SessionLogArchive) -> ProcessEnd? {
+        for _ in 0..<40 {
+            if let text = archive.exits(in: logDirectory)[.desktop] { return ProcessEnd(text) }
+            usleep(25_000)
+        }
+        return nil
     }
 
     /// The session's processes that hold its display now (see XClients); nil if unknown.
