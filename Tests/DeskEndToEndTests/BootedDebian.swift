@@ -3,7 +3,7 @@ import DeskLinux
 import Foundation
 import Glibc
 
-/// A Debian 12 booted with systemd as PID 1 in a systemd-nspawn container, for tests of what only
+/// A Debian (12 or 13) booted with systemd as PID 1 in a systemd-nspawn container, for tests of what only
 /// a real systemd shows: apt installing the package, `systemctl`, `journalctl`, Type=notify.
 /// DESIGN.md ("Facts checked on this machine kind, 2026-11-24") is the recipe followed here.
 ///
@@ -15,7 +15,8 @@ import Glibc
 /// /proc/<PID 1>/root (`hostPath(_:)`).
 final class BootedDebian {
     static let cacheDirectory = "/var/cache/deskd-test"
-    static let suite = "bookworm"
+    /// The releases the package is tested on: Debian 12 (oldstable, this host's) and 13 (stable).
+    static let suites = ["bookworm", "trixie"]
     /// What the host needs for this; the test skips with their names when one is missing.
     static let tools = ["/usr/sbin/debootstrap", "/usr/bin/systemd-nspawn", "/usr/bin/nsenter", "/usr/bin/unshare",
                         "/usr/sbin/chroot", "/usr/bin/timeout"]
@@ -45,7 +46,7 @@ final class BootedDebian {
     /// Built in a temporary directory and renamed into place, so a killed run never leaves half
     /// an image; debootstrap and apt-get run in a mount namespace of their own, so their /proc
     /// mounts vanish with them.
-    static func image(preinstalling packages: [String]) throws -> Image {
+    static func image(_ suite: String, preinstalling packages: [String]) throws -> Image {
         let wanted = Array(Set(packages)).sorted()
         let mirror = Self.mirror()
         let key = Self.hash(([recipe, suite, mirror] + basePackages + wanted).joined(separator: "\n"))
@@ -53,7 +54,7 @@ final class BootedDebian {
         let marker = path + "/.deskd-test-image"
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         Self.removeAbandonedBuilds()
-        Self.pruneImages(keeping: path)
+        Self.pruneImages(of: suite, keeping: path)
         if access(marker, F_OK) == 0 {
             utimes(marker, nil)
             return Image(path: path, buildSeconds: 0)
@@ -67,11 +68,12 @@ final class BootedDebian {
 
         try step("debootstrap", log: log, "/usr/bin/unshare", ["--mount", "--propagation", "private", "--fork",
             "/usr/sbin/debootstrap", "--variant=minbase", "--include=" + basePackages.joined(separator: ","), suite, temporary, mirror])
-        // The host's sources (its mirror, updates and security), so the image matches the host.
+        // The host's sources (its mirror, updates and security) for the image's release, so the
+        // image is as current as the host.
         let sources = "/etc/apt/sources.list.d/debian.sources"
-        if access(sources, R_OK) == 0 {
+        if let text = Self.sources(for: suite) {
             _ = try? FileManager.default.removeItem(atPath: temporary + "/etc/apt/sources.list")
-            try FileManager.default.copyItem(atPath: sources, toPath: temporary + sources)
+            try text.write(toFile: temporary + sources, atomically: true, encoding: .utf8)
         }
         // No Recommends of the preinstalled packages: the container installs only the package
         // under test, whose own Recommends are in `packages`.
@@ -96,10 +98,22 @@ final class BootedDebian {
 
     /// `image(preinstalling:)` on a thread of its own: a build takes minutes, and the other
     /// suites' tests run on the pool's threads meanwhile.
-    static func imageInBackground(preinstalling packages: [String]) async throws -> Image {
+    static func imageInBackground(_ suite: String, preinstalling packages: [String]) async throws -> Image {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try image(preinstalling: packages) }) }.start()
+            Thread { continuation.resume(with: Result { try image(suite, preinstalling: packages) }) }.start()
         }
+    }
+
+    /// The host's deb822 sources with its own release's name changed to `suite`'s (bookworm's
+    /// `bookworm-updates` becomes `trixie-updates`); nil without such a file.
+    static func sources(for suite: String) -> String? {
+        guard let text = try? String(contentsOfFile: "/etc/apt/sources.list.d/debian.sources", encoding: .utf8) else { return nil }
+        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8))?.split(separator: "\n")
+            .first { $0.hasPrefix("VERSION_CODENAME=") }.map { String($0.dropFirst("VERSION_CODENAME=".count)) }
+        guard let release, !release.isEmpty, release != suite else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("Suites:") ? line.replacingOccurrences(of: release, with: suite) : String(line)
+        }.joined(separator: "\n")
     }
 
     /// The Debian mirror the host uses (its deb822 sources or sources.list), else deb.debian.org.
@@ -130,7 +144,7 @@ final class BootedDebian {
 
     /// Images no run has used for a week (a package's dependencies changed since): each is a few
     /// hundred MB. The marker's time is its last use; an image in use now was touched at its start.
-    private static func pruneImages(keeping current: String) {
+    private static func pruneImages(of suite: String, keeping current: String) {
         let weekAgo = Date().addingTimeInterval(-7 * 24 * 3600)
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? [] where entry.hasPrefix("\(suite)-") {
             let path = "\(cacheDirectory)/\(entry)"
@@ -154,7 +168,7 @@ final class BootedDebian {
     /// Boots `image` on an overlay of its own and waits until PID 1 is there (not until the
     /// system is up: see `waitUntilRunning`). `bindReadOnly` maps host directories to paths
     /// inside. Throws after undoing whatever it set up.
-    init(image: Image, name: String = "deskd-booted-\(getpid())", bindReadOnly: [String: String] = [:]) throws {
+    init(image: Image, name: String, bindReadOnly: [String: String] = [:]) throws {
         self.name = name
         runDirectory = "/var/tmp/\(name)"
         Self.removeAbandonedBoots()
@@ -263,19 +277,15 @@ final class BootedDebian {
         Self.tearDown(name: name)
     }
 
-    /// Boots of runs that were killed before they could stop them (`deskd-booted-<pid>`, the pid
-    /// gone): their container, cgroups, overlay and directory. Also the other `deskd-booted-…-<pid>`
-    /// directories such runs left in /var/tmp.
+    /// Boots of runs that were killed before they could stop them (`deskd-booted-…-<pid>`, the
+    /// pid gone): their container, cgroups, overlay and directory, and the other directories such
+    /// runs left in /var/tmp under that prefix (tearing one of those down only removes it).
     static func removeAbandonedBoots() {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/var/tmp")) ?? [])
             + ((try? FileManager.default.contentsOfDirectory(atPath: (cgroups(of: "").first ?? "/nonexistent"))) ?? [])
         for entry in Set(names) where entry.hasPrefix("deskd-booted-") {
             guard let pid = entry.split(separator: "-").last.flatMap({ pid_t($0) }), kill(pid, 0) != 0 && errno == ESRCH else { continue }
-            if pid_t(entry.dropFirst("deskd-booted-".count)) != nil {
-                tearDown(name: entry)
-            } else {
-                _ = try? run("/bin/rm", ["-rf", "--one-file-system", "/var/tmp/\(entry)"])
-            }
+            tearDown(name: entry)
         }
     }
 

@@ -6,11 +6,13 @@ import Testing
 import TestSupport
 import VNCViewer
 
-/// The .deb on a real Debian 12 booted with systemd as PID 1 (a systemd-nspawn container, see
-/// BootedDebian): apt installs it, systemd runs deskd as a Type=notify service, a user of that
-/// system starts a desktop that a real VNC viewer logs in to, a broken configuration fails a
-/// reload and nothing else, a restart and an upgrade keep the desktop, the reap timer runs, and
-/// `apt purge` leaves nothing. Everything is proved with systemd's and dpkg's own tools.
+/// The .deb on a real Debian 12 and a real Debian 13, each booted with systemd as PID 1 (a
+/// systemd-nspawn container, see BootedDebian), the package built here on both: apt installs it,
+/// systemd runs deskd as a Type=notify service, a user of that system starts a desktop that a
+/// real VNC viewer logs in to and logs in to the portal with their password (PAM), a broken
+/// configuration fails a reload and nothing else, a restart and an upgrade keep the desktop,
+/// the reap timer runs, and `apt purge` leaves nothing. Everything is proved with systemd's and
+/// dpkg's own tools.
 ///
 /// Not in the EndToEnd suite: the container has a network, displays and processes of its own,
 /// so this test runs beside the host's end-to-end tests. The first run debootstraps the image
@@ -28,29 +30,32 @@ import VNCViewer
     /// (without it, it reports every man: link as failed).
     static let alsoPreinstalled = ["x11-xserver-utils", "man-db"]
     static let thread = DedicatedThreadExecutor()
+    static let secondThread = DedicatedThreadExecutor()
 
-    @Test(.enabled(if: getuid() == 0, "boots a Debian 12 container (systemd-nspawn, an overlay mount, cgroups of its own) and installs the package in it: needs root"),
-          .enabled(if: missingTools.isEmpty, "needs debootstrap and systemd-nspawn on the host (apt-get install debootstrap systemd-container, as scripts/install-deps does); missing: \(missingTools.joined(separator: ", "))"))
-    func thePackageUnderARealSystemd() async throws {
-        // Half a minute of blocking on the container: on a thread of its own, neither the pool's
-        // nor the one the gateway's tests share.
-        try await withTaskExecutorPreference(Self.thread) { try await bootInstallAndProve() }
+    @Test(.enabled(if: getuid() == 0, "boots a Debian container (systemd-nspawn, an overlay mount, cgroups of its own) and installs the package in it: needs root"),
+          .enabled(if: missingTools.isEmpty, "needs debootstrap and systemd-nspawn on the host (apt-get install debootstrap systemd-container, as scripts/install-deps does); missing: \(missingTools.joined(separator: ", "))"),
+          arguments: BootedDebian.suites)
+    func thePackageUnderARealSystemd(suite: String) async throws {
+        // Half a minute of blocking on the container: on a thread of its own (one per release),
+        // neither the pool's nor the one the gateway's tests share.
+        let thread = suite == BootedDebian.suites.first ? Self.thread : Self.secondThread
+        try await withTaskExecutorPreference(thread) { try await bootInstallAndProve(suite) }
     }
 
-    private func bootInstallAndProve() async throws {
+    private func bootInstallAndProve(_ suite: String) async throws {
         let began = Date()
-        let debs = "/var/tmp/deskd-booted-debs-\(getpid())"
+        let debs = "/var/tmp/deskd-booted-debs-\(suite)-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: debs) }
         let (packageA, packageB, versionA, versionB) = try await Self.packages(in: debs)
-        print("BootedSystemdTests: package \(packageA) ready after \(Int(Date().timeIntervalSince(began))) s")
+        print("BootedSystemdTests: \(suite): package \(packageA) ready after \(Int(Date().timeIntervalSince(began))) s")
 
         // The image follows the package: its Depends and Recommends, read from the .deb.
         let preinstalled = try Self.dependencies(of: debs + "/" + packageA) + Self.alsoPreinstalled
-        let image = try await BootedDebian.imageInBackground(preinstalling: preinstalled)
-        print("BootedSystemdTests: image \(image.path): " + (image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))
+        let image = try await BootedDebian.imageInBackground(suite, preinstalling: preinstalled)
+        print("BootedSystemdTests: \(suite): \(suite) image \(image.path): " + (image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))
 
         let bootStarted = Date()
-        let box = try BootedDebian(image: image, bindReadOnly: [debs: "/debs"])
+        let box = try BootedDebian(image: image, name: "deskd-booted-\(suite)-\(getpid())", bindReadOnly: [debs: "/debs"])
         defer { box.stop() }
         let state = box.waitUntilRunning()
         if state == "degraded" {
@@ -59,7 +64,8 @@ import VNCViewer
             return
         }
         try #require(state == "running", "the container did not boot (systemctl is-system-running: \(state)); console:\n\(box.consoleText)")
-        print("BootedSystemdTests: booted in \(String(format: "%.1f", Date().timeIntervalSince(bootStarted))) s")
+        let release = try box.shell(". /etc/os-release && echo \"$PRETTY_NAME\"").stdout.trimming()
+        print("BootedSystemdTests: \(suite): \(release) booted in \(String(format: "%.1f", Date().timeIntervalSince(bootStarted))) s")
 
         let inside = { (command: [String]) throws -> CommandResult in try box.exec(command) }
         let deskctl = { (arguments: [String]) throws -> CommandResult in try box.exec(["deskctl"] + arguments) }
@@ -68,7 +74,7 @@ import VNCViewer
             // apt's interactive questions would read /dev/null and fail, not hang.
             let started = Date()
             let result = try box.shell("cd /debs && apt -q -o Dpkg::Use-Pty=0 \(arguments) 2>&1", environment: ["DEBIAN_FRONTEND": "noninteractive"], timeout: 600)
-            print("BootedSystemdTests: apt \(arguments) → exit \(result.status) in \(Int(Date().timeIntervalSince(started))) s\n\(result.stdout)")
+            print("BootedSystemdTests: \(suite): apt \(arguments) → exit \(result.status) in \(Int(Date().timeIntervalSince(started))) s\n\(result.stdout)")
             return result
         }
         let show = { (properties: String) throws -> [String: String] in
@@ -97,7 +103,7 @@ import VNCViewer
                 defer { viewer.close() }
                 #expect(viewer.info.protocolVersion == "3.8" && viewer.info.width > 0, "\(moment): \(viewer.info)")
                 #expect(viewer.refresh() != nil, "\(moment): no framebuffer update")
-                print("BootedSystemdTests: \(moment): VNC login through \(box.hostPath(socket)): RFB \(viewer.info.protocolVersion), \(viewer.info.width)x\(viewer.info.height), \"\(viewer.info.desktopName)\"")
+                print("BootedSystemdTests: \(suite): \(moment): VNC login through \(box.hostPath(socket)): RFB \(viewer.info.protocolVersion), \(viewer.info.width)x\(viewer.info.height), \"\(viewer.info.desktopName)\"")
             } catch {
                 Issue.record("\(moment): the VNC login with the session's password through \(box.hostPath(socket)) failed: \(error)")
             }
@@ -120,10 +126,10 @@ import VNCViewer
         let journalAfterInstall = try journal()
         #expect(active.stdout == "active\n", "systemctl is-active deskd: \(active.stdout)\(journalAfterInstall)")
         let verify = try inside(["systemd-analyze", "verify", "deskd.service", "deskd-web.service", "deskd-reap.service", "deskd-reap.timer"])
-        print("BootedSystemdTests: systemd-analyze verify → exit \(verify.status) \(verify.stdout)\(verify.stderr)")
+        print("BootedSystemdTests: \(suite): systemd-analyze verify → exit \(verify.status) \(verify.stdout)\(verify.stderr)")
         #expect(verify.status == 0 && verify.stdout.isEmpty && verify.stderr.isEmpty, "systemd-analyze verify: \(verify.stdout)\(verify.stderr)")
         let service = try show("Type,StatusText,NRestarts,MainPID,ActiveState,SubState")
-        print("BootedSystemdTests: systemctl show deskd → \(service.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        print("BootedSystemdTests: \(suite): systemctl show deskd → \(service.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
         #expect(service["Type"] == "notify")
         #expect(service["StatusText"]?.hasPrefix("serving /run/deskd/deskd.sock") == true, "StatusText=\(service["StatusText"] ?? "")")
         #expect(service["NRestarts"] == "0")
@@ -140,14 +146,14 @@ import VNCViewer
         #expect(start.status == 0, "runuser -u \(Self.user) -- deskctl start --json: \(start.stderr)\njournalctl -u deskd:\n\(journalAfterStart)")
         let session = start.status == 0 ? try? start.decode(Session.self) : nil
         if let session {
-            print("BootedSystemdTests: deskctl start → display \(session.display), Xvnc pid \(session.pid), socket \(session.rfbSocket ?? "-")")
+            print("BootedSystemdTests: \(suite): deskctl start → display \(session.display), Xvnc pid \(session.pid), socket \(session.rfbSocket ?? "-")")
             handshake(session, session.password ?? "", "after the start")
             #expect(throws: VNCConnection.Failure.refused) {
                 try VNCConnection(host: box.hostPath(session.rfbSocket ?? "/nonexistent"), port: 0, password: "wrong-pw", timeoutSeconds: 10)
             }
         }
         let startLog = journalAfterStart
-        print("BootedSystemdTests: journalctl -u deskd:\n\(startLog)")
+        print("BootedSystemdTests: \(suite): journalctl -u deskd:\n\(startLog)")
         #expect(startLog.contains("listening"), "\(startLog)")
         if session != nil { #expect(startLog.contains("session started"), "\(startLog)") }
 
@@ -162,7 +168,7 @@ import VNCViewer
         // A mistake in the file fails the reload; deskd keeps running, with the old settings.
         try writeConfiguration("[limits]\nmax_sessions_per_user = \"many\"\n")
         let broken = try inside(["systemctl", "reload", "deskd"])
-        print("BootedSystemdTests: systemctl reload with a broken deskd.toml → exit \(broken.status): \(broken.stderr)")
+        print("BootedSystemdTests: \(suite): systemctl reload with a broken deskd.toml → exit \(broken.status): \(broken.stderr)")
         #expect(broken.status != 0, "a reload with a broken deskd.toml succeeded")
         #expect(try show("MainPID")["MainPID"] == mainPID, "deskd was replaced by a failed reload")
         #expect(try inside(["systemctl", "is-active", "deskd"]).stdout == "active\n")
@@ -172,7 +178,7 @@ import VNCViewer
             #expect(second.status != 0 && second.stderr.contains("limits.max_sessions_per_user (1)"), "\(second.stderr)")
         }
         let brokenLog = try journal()
-        print("BootedSystemdTests: journalctl -u deskd after the failed reload:\n\(brokenLog.split(separator: "\n").suffix(5).joined(separator: "\n"))")
+        print("BootedSystemdTests: \(suite): journalctl -u deskd after the failed reload:\n\(brokenLog.split(separator: "\n").suffix(5).joined(separator: "\n"))")
         #expect(brokenLog.contains("max_sessions_per_user must be a whole number"), "the journal does not say what is wrong:\n\(brokenLog)")
 
         // Restored, the file reloads; a restart keeps the desktop, which the new deskd re-adopts.
@@ -181,7 +187,7 @@ import VNCViewer
         let restart = try inside(["systemctl", "restart", "deskd"])
         #expect(restart.status == 0, "systemctl restart deskd: \(restart.stderr)")
         let restarted = try show("MainPID,StatusText,NRestarts")
-        print("BootedSystemdTests: after systemctl restart: MainPID \(mainPID) → \(restarted["MainPID"] ?? "?"), StatusText=\(restarted["StatusText"] ?? "")")
+        print("BootedSystemdTests: \(suite): after systemctl restart: MainPID \(mainPID) → \(restarted["MainPID"] ?? "?"), StatusText=\(restarted["StatusText"] ?? "")")
         #expect(restarted["MainPID"] != mainPID && restarted["MainPID"] != "0")
         #expect(restarted["StatusText"]?.hasPrefix("serving") == true)
         if let session {
@@ -199,16 +205,16 @@ import VNCViewer
         // systemd calls the unit active once it has forked; the process is deskd-web once it has exec'd.
         var frontPS = ""
         _ = eventually(10) { frontPS = (try? inside(["ps", "-o", "pid=,user:20=,comm=", "-C", "deskd-web"]).stdout) ?? ""; return !frontPS.isEmpty }
-        print("BootedSystemdTests: ps -C deskd-web → \(frontPS.trimming())")
+        print("BootedSystemdTests: \(suite): ps -C deskd-web → \(frontPS.trimming())")
         let frontFields = frontPS.split(whereSeparator: { $0 == " " || $0 == "\n" })
         #expect(frontFields.count == 3 && frontFields[1] == "deskd-web", "ps -C deskd-web: \(frontPS)")
         if let frontPID = frontFields.first {
             let frontStatus = try inside(["grep", "-E", "^(NoNewPrivs|CapEff|CapBnd|Seccomp):", "/proc/\(frontPID)/status"]).stdout
-            print("BootedSystemdTests: deskd-web's /proc/PID/status: \(frontStatus.split(separator: "\n").joined(separator: ", "))")
+            print("BootedSystemdTests: \(suite): deskd-web's /proc/PID/status: \(frontStatus.split(separator: "\n").joined(separator: ", "))")
             #expect(frontStatus.contains("NoNewPrivs:\t1") && frontStatus.contains("CapBnd:\t0000000000000000") && frontStatus.contains("Seccomp:\t2"), "\(frontStatus)")
         }
         let exposure = try inside(["systemd-analyze", "security", "--no-pager", "deskd-web.service"]).stdout
-        print("BootedSystemdTests: systemd-analyze security deskd-web.service → \(exposure.split(separator: "\n").last ?? "")")
+        print("BootedSystemdTests: \(suite): systemd-analyze security deskd-web.service → \(exposure.split(separator: "\n").last ?? "")")
         let get = { (port: Int, path: String) throws -> String in
             // Bounded as a whole, the connect included: a port deskd bound that no front serves
             // takes connections into its backlog and never answers.
@@ -221,13 +227,23 @@ import VNCViewer
         #expect(scrape.hasPrefix("HTTP/1.0 200 OK") && scrape.contains("deskd_sessions{state=\"ready\"}"), "GET /metrics through deskd-web: \(scrape.prefix(400))")
         let page = try get(8080, "/open")
         #expect(page.hasPrefix("HTTP/1.0 200 OK"), "GET /open through deskd-web: \(page.prefix(400))")
-        print("BootedSystemdTests: through deskd-web: GET /metrics → \(scrape.split(separator: "\r\n").first ?? ""), GET /open → \(page.split(separator: "\r\n").first ?? "")")
+        // The portal: the user logs in with their own password (PAM, deskd-web's service) and
+        // gets the portal's cookie.
+        let password = "Booted-\(UInt64.random(in: 1...UInt64.max))"
+        #expect(try box.exec(["/bin/sh", "-c", "printf '%s:%s\\n' \"$1\" \"$2\" | chpasswd", "sh", Self.user, password], timeout: 30).status == 0)
+        let body = "{\"user\":\"\(Self.user)\",\"password\":\"\(password)\"}"
+        let login = try box.exec(["timeout", "20", "/bin/bash", "-c", """
+            exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'POST /api/login HTTP/1.0\\r\\nHost: 127.0.0.1:8080\\r\\nOrigin: http://127.0.0.1:8080\\r\\nContent-Type: application/json\\r\\nContent-Length: %s\\r\\n\\r\\n%s' "${#1}" "$1" >&3 && cat <&3
+            """, "login", body], timeout: 30).stdout
+        let loginStatus = login.split(separator: "\r\n").first ?? ""
+        #expect(loginStatus.hasPrefix("HTTP/1.0 200") && login.contains("Set-Cookie: deskd_web="), "POST /api/login as \(Self.user) through deskd-web: \(login.prefix(600))\n\((try? inside(["journalctl", "-u", "deskd-web", "-u", "deskd", "--no-pager", "-o", "cat", "-n", "20"]).stdout) ?? "")")
+        print("BootedSystemdTests: \(suite): through deskd-web: GET /metrics → \(scrape.split(separator: "\r\n").first ?? ""), GET /open → \(page.split(separator: "\r\n").first ?? ""), POST /api/login → \(loginStatus)")
 
         // The reap timer is scheduled, and its service runs (the desktop is not idle for 2 h).
         #expect(try inside(["systemctl", "is-active", "deskd-reap.timer"]).stdout == "active\n")
         let reap = try inside(["systemctl", "start", "deskd-reap.service"])
         let reapJournal = try inside(["journalctl", "-u", "deskd-reap", "--no-pager", "-o", "cat"]).stdout
-        print("BootedSystemdTests: systemctl start deskd-reap.service → exit \(reap.status); journalctl -u deskd-reap:\n\(reapJournal)")
+        print("BootedSystemdTests: \(suite): systemctl start deskd-reap.service → exit \(reap.status); journalctl -u deskd-reap:\n\(reapJournal)")
         #expect(reap.status == 0, "systemctl start deskd-reap.service: \(reap.stderr)\n\(reapJournal)")
         let reapResult = try inside(["systemctl", "show", "-p", "Result", "deskd-reap.service"]).stdout
         #expect(reapResult == "Result=success\n")
@@ -245,7 +261,7 @@ import VNCViewer
         #expect(try readConfiguration() == edited, "the upgrade did not keep the edited deskd.toml")
         #expect(try inside(["systemctl", "is-active", "deskd"]).stdout == "active\n")
         let upgraded = try show("MainPID,NRestarts")
-        print("BootedSystemdTests: after the upgrade: MainPID \(restarted["MainPID"] ?? "?") → \(upgraded["MainPID"] ?? "?"), NRestarts=\(upgraded["NRestarts"] ?? "?")")
+        print("BootedSystemdTests: \(suite): after the upgrade: MainPID \(restarted["MainPID"] ?? "?") → \(upgraded["MainPID"] ?? "?"), NRestarts=\(upgraded["NRestarts"] ?? "?")")
         #expect(try status()?.maxSessionsPerUser == 1)
         if let session {
             #expect(try inside(["kill", "-0", "\(session.pid)"]).status == 0, "Xvnc ended in the upgrade")
@@ -271,7 +287,7 @@ import VNCViewer
         for directory in ["/etc/deskd", "/var/lib/deskd", "/run/deskd"] {
             #expect(try inside(["test", "-e", directory]).status != 0, "\(directory) is left after purge")
         }
-        print("BootedSystemdTests: the test took \(Int(Date().timeIntervalSince(began))) s (image: \(image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))")
+        print("BootedSystemdTests: \(suite): the test took \(Int(Date().timeIntervalSince(began))) s (image: \(image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))")
     }
 
     /// Version A is the package under test; version B is the same package repacked with a higher
