@@ -95,6 +95,23 @@ import Testing
         #expect(try run() == "vnc\n", "~/.vnc wins where both exist, as in TigerVNC")
     }
 
+    /// auto's script chooses in the shell, as the catalog does in deskd: a desktop whose template
+    /// names the X11 sessions it needs is tried only where one of them is installed, the same files.
+    @Test func autoLooksForTheX11SessionsItsPicksNeed() throws {
+        let templates = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Templates")
+        let read = { (name: String) throws -> XstartupTemplate in
+            XstartupTemplate(name: name, text: try String(contentsOf: templates.appendingPathComponent(name + ".xstartup"), encoding: .utf8))
+        }
+        let auto = try read("auto")
+        let needing = try auto.picks.map(read).filter { $0.x11Session != nil }
+        #expect(needing.map(\.name) == ["gnome", "kde"])
+        for template in needing {
+            let files = template.x11Session?.files ?? []
+            #expect(auto.text.contains("&& xsession \(files.joined(separator: " ")); then"), "auto tries \(template.name) without looking for \(files)")
+        }
+    }
+
     @Test func aTemplateSaysWhatItNeedsInItsHeaderAndTheTableSaysWhatIsMissing() {
         let xfce = XstartupTemplate(name: "xfce", text: "#!/bin/sh\n# deskd xstartup: Xfce.\n# needs: startxfce4  dbus-launch (apt-get install xfce4 dbus-x11)\nexec startxfce4\n# needs: ignored\n")
         #expect(xfce.needs.commands == ["startxfce4", "dbus-launch"] && xfce.needs.install == "apt-get install xfce4 dbus-x11")
