@@ -8,7 +8,7 @@ import FoundationEssentials
 extension Session {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, user, uid, gid, display, rfbPort, rfbSocket, pid, pidStartTicks, executable, desktopPid, state,
-             startedAt, desktop, geometry, depth, clients, lastClientAt, idleSeconds, password, viewOnlyPassword, slurm
+             startedAt, desktop, geometry, depth, clients, lastClientAt, idleSeconds, password, viewOnlyPassword, slurm, displayServer
     }
 
     public init(from decoder: any Decoder) throws {
@@ -42,6 +42,12 @@ extension Session {
         password = try c.decodeIfPresent(String.self, forKey: .password)
         viewOnlyPassword = try c.decodeIfPresent(String.self, forKey: .viewOnlyPassword)
         slurm = try c.decodeIfPresent(SlurmJob.self, forKey: .slurm)
+        if let kind = try c.decodeIfPresent(String.self, forKey: .displayServer) {
+            guard let server = DisplayServerKind(rawValue: kind) else {
+                throw DecodingError.dataCorruptedError(forKey: .displayServer, in: c, debugDescription: "'\(kind)' is not a display server")
+            }
+            displayServer = server
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -68,5 +74,6 @@ extension Session {
         if let password { try c.encode(password, forKey: .password) }
         if let viewOnlyPassword { try c.encode(viewOnlyPassword, forKey: .viewOnlyPassword) }
         if let slurm { try c.encode(slurm, forKey: .slurm) }
+        if let displayServer, displayServer != .xvnc { try c.encode(displayServer.rawValue, forKey: .displayServer) }
     }
 }

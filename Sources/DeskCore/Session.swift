@@ -15,7 +15,8 @@ public struct Session: Codable, Sendable, Equatable {
     /// The RFB Unix socket, the owner's alone (0600 in a 0700 directory of theirs); viewers reach
     /// it through `ssh -L PORT:SOCKET user@host`. nil only for sessions listening on TCP.
     public var rfbSocket: String?
-    /// Xvnc's pid.
+    /// The display server's pid: Xvnc's, or a Wayland desktop's wayvnc (whose launcher started
+    /// the compositor).
     public var pid: Int32
     /// Xvnc's start time in clock ticks since boot (/proc/PID/stat field 22): with the pid,
     /// it tells a re-adopted Xvnc from an unrelated process that got the same pid.
@@ -42,6 +43,11 @@ public struct Session: Codable, Sendable, Equatable {
     /// last. nil for a desktop on this host. Its `display` is then deskd's handle for it on this
     /// host (its Xvnc's own display number on the node is in `rfbSocket`'s directory name only).
     public var slurm: SlurmJob?
+    /// What the desktop draws on; nil is Xvnc (and the JSON then leaves it out, as before).
+    public var displayServer: DisplayServerKind?
+
+    /// Whether the desktop draws on Xvnc.
+    public var isXvnc: Bool { displayServer == nil || displayServer == .xvnc }
 
     public init(
         id: String, user: String, uid: UInt32, gid: UInt32, display: Display, endpoint: RFBEndpoint, pid: Int32, pidStartTicks: UInt64,

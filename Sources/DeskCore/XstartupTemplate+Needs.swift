@@ -21,6 +21,12 @@ extension XstartupTemplate {
         wordsAndNote("x11-session").map { (files: $0.words, without: $0.note) }
     }
 
+    /// The compositor a Wayland desktop's template names (`# compositor: sway`); nil for a
+    /// desktop that runs in Xvnc.
+    public var compositor: WaylandVNC.Compositor? {
+        headerValue("compositor").flatMap { WaylandVNC.Compositor(rawValue: $0) }
+    }
+
     /// Where X11 session files are installed.
     public static let xSessionDirectory = "/usr/share/xsessions"
 

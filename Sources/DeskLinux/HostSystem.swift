@@ -84,7 +84,7 @@ public protocol HostSystem: Sendable {
     /// The session's processes (those of its cgroup; without one, the desktop alone) that hold
     /// a connection to `xvnc`'s X display: the sign that the desktop got as far as its display.
     /// nil when the kernel could not be asked (see XClients).
-    func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]?
+    func desktopClients(server: pid_t, socket: DisplayClientSocket, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]?
     /// Viewers per session id, from the kernel's socket tables.
     /// `health`: Xvnc's state too (see `ViewerCensus.take`).
     func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count]

@@ -149,9 +149,9 @@ public final class LinuxHost: HostSystem {
         exitMonitor.watch(pid, onExit: handler)
     }
 
-    public func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
+    public func desktopClients(server: pid_t, socket: DisplayClientSocket, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
         let candidates: [pid_t] = if let cgroup, cgroup.exists { cgroup.pids } else { desktop.map { [$0] } ?? [] }
-        return XClients.holders(among: candidates, xvnc: xvnc, display: display)
+        return XClients.holders(among: candidates, server: server, socket: socket)
     }
 
     public func viewerCensus(_ subjects: [ViewerCensus.Subject], socketDirectory: String, health: Bool) -> [String: ViewerCensus.Count] {

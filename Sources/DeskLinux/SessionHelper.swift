@@ -26,13 +26,14 @@ public final class SessionHelper: Sendable {
 
         /// The environment is sorted by name, so the same spec is always the same bytes.
         public init(account: UserAccount, display: Display, sessionID: String, logDirectory: String, logLimit: Int, journal: Bool,
-                    cgroup: SessionCGroup?, xvnc: [String], xvncUmask: mode_t, desktop: [String], environment: [String: String]) {
+                    cgroup: SessionCGroup?, xvnc: [String], xvncUmask: mode_t, desktop: [String], sessionType: String = "x11",
+                    environment: [String: String]) {
             self.account = account
             self.display = display
             message = SessionSpec(
                 user: account.name, uid: account.uid, gid: account.gid, home: account.home, display: display.description, sessionID: sessionID,
                 logDirectory: logDirectory, logLimit: logLimit, journal: journal, cgroup: cgroup?.path, xvnc: xvnc,
-                xvncUmask: xvncUmask, desktop: desktop, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                xvncUmask: xvncUmask, desktop: desktop, sessionType: sessionType, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         }
     }
 

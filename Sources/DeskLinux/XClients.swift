@@ -20,6 +20,26 @@ public enum XClients {
         clientEnds(of: xvnc, display: display).map { holders(among: candidates, of: $0, xvnc: xvnc) }
     }
 
+    /// The candidates that hold a connection to the display server `server` on `socket`: its X
+    /// display, or (a Wayland desktop) the compositor's sockets in the private directory.
+    public static func holders(among candidates: [pid_t], server: pid_t, socket: DisplayClientSocket) -> [pid_t]? {
+        clientEnds(of: server, socket: socket).map { holders(among: candidates, of: $0, xvnc: server) }
+    }
+
+    /// The client ends of every connection accepted on `socket`; for an X display, only those
+    /// `server` accepted.
+    public static func clientEnds(of server: pid_t, socket: DisplayClientSocket) -> Set<UInt64>? {
+        switch socket {
+        case .x11(let display):
+            return clientEnds(of: server, display: display)
+        case .inPrivateDirectory(let prefix):
+            // Only the owner can bind in their 0700 directory: whichever of their processes
+            // accepted the connection (the compositor, a child of the launcher), it is theirs.
+            guard let accepted = ProcFS.unixSocketsIfAvailable(states: [ProcFS.UnixSocket.established], named: [prefix]) else { return nil }
+            return Set(accepted.filter { $0.name.hasPrefix(prefix) }.map(\.peer))
+        }
+    }
+
     /// The candidates that hold one of `ends` (`clientEnds`, read already).
     public static func holders(among candidates: [pid_t], of ends: Set<UInt64>, xvnc: pid_t) -> [pid_t] {
         guard !ends.isEmpty else { return [] }

@@ -11,6 +11,8 @@ extension SessionSpec {
             (.xvncUmask, String(xvncUmask, radix: 8)),
         ]
         if let cgroup { fields.append((.cgroup, cgroup)) }
+        // Only when it is not X's, so a spec of an X desktop reads as before.
+        if sessionType != "x11" { fields.append((.sessionType, sessionType)) }
         fields += xvnc.map { (.xvnc, $0) } + desktop.map { (.desktop, $0) } + environment.map { (.environment, $0) }
         var bytes: [UInt8] = []
         for (key, value) in fields {
@@ -79,6 +81,9 @@ extension SessionSpec {
         case .xvncUmask: xvncUmask = mode_t(try Self.number(value, key, radix: 8) as UInt32)
         case .xvnc: xvnc.append(value)
         case .desktop: desktop.append(value)
+        case .sessionType:
+            guard ["x11", "wayland"].contains(value) else { throw .bad("'\(value)' is not a session type (x11 or wayland)") }
+            sessionType = value
         case .environment: environment.append(value)
         }
     }

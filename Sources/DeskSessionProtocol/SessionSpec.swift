@@ -25,6 +25,8 @@ public struct SessionSpec: Sendable, Equatable {
     public var xvncUmask: mode_t
     /// The desktop's argv.
     public var desktop: [String]
+    /// What XDG_SESSION_TYPE says, to PAM (pam_systemd) and the desktop: "x11" or "wayland".
+    public var sessionType: String
     /// The session's variables as `KEY=VALUE`.
     public var environment: [String]
 
@@ -43,6 +45,7 @@ public struct SessionSpec: Sendable, Equatable {
         case journal, cgroup, xvnc
         case xvncUmask = "xvnc-umask"
         case desktop
+        case sessionType = "session-type"
         case environment = "env"
     }
 
@@ -66,7 +69,7 @@ public struct SessionSpec: Sendable, Equatable {
 
     public init(user: String = "", uid: uid_t = 0, gid: gid_t = 0, home: String = "/", display: String = "", sessionID: String = "",
                 logDirectory: String = "", logLimit: Int = 1 << 20, journal: Bool = false, cgroup: String? = nil, xvnc: [String] = [],
-                xvncUmask: mode_t = 0o077, desktop: [String] = [], environment: [String] = []) {
+                xvncUmask: mode_t = 0o077, desktop: [String] = [], sessionType: String = "x11", environment: [String] = []) {
         self.user = user
         self.uid = uid
         self.gid = gid
@@ -80,6 +83,7 @@ public struct SessionSpec: Sendable, Equatable {
         self.xvnc = xvnc
         self.xvncUmask = xvncUmask
         self.desktop = desktop
+        self.sessionType = sessionType
         self.environment = environment
     }
 }

@@ -98,9 +98,14 @@ extension Deskctl {
                         print("Started \(session.display) for \(TerminalText.escape(session.user)) on \(TerminalText.escape(job.node ?? "?")) (Slurm job \(job.jobId), \(session.desktop), \(session.geometry)" + (job.timeLimit.map { ", time limit \($0)" } ?? "") + ").")
                     }
                 } else {
-                    print("Started \(session.display) for \(TerminalText.escape(session.user)) (Xvnc pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
+                    let server = session.isXvnc ? "Xvnc" : "wayvnc"
+                    print("Started \(session.display) for \(TerminalText.escape(session.user)) (\(server) pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
                 }
-                print("Password: \(session.password ?? "(not shown)")")
+                if session.isXvnc {
+                    print("Password: \(session.password ?? "(not shown)")")
+                } else {
+                    print("Password: none; a Wayland desktop's socket is its owner's alone, and its VNC server asks none.")
+                }
                 if let connect = response.connect {
                     print("Connect:  \(TerminalText.escape(connect.sshTunnel))")
                     print("          then: \(connect.viewer)")

@@ -34,7 +34,7 @@ enum DeskdSession {
 
         let login: LoginSession
         do {
-            login = try LoginSession(user: spec.user, display: spec.display)
+            login = try LoginSession(user: spec.user, display: spec.display, sessionType: spec.sessionType)
             try login.checkAccount(user: spec.user)
             // Supplementary groups before credentials: pam_group may add to them.
             guard initgroups(spec.user, spec.gid) == 0 else { fail(.failed("initgroups for \(spec.user) failed: \(String(cString: strerror(errno))).")) }
@@ -75,12 +75,14 @@ enum DeskdSession {
             merged[key] = String(entry[entry.index(after: equals)...])
         }
         for entry in spec.environment { put(entry, overriding: true) }
-        let protected: Set<String> = ["HOME", "USER", "LOGNAME", "SHELL", "DISPLAY", "XAUTHORITY", "DESKD_SESSION"]
+        // XDG_RUNTIME_DIR only where deskd sets it: a Wayland desktop's is its private
+        // directory, not the login's /run/user/UID that all of the user's desktops share.
+        let protected: Set<String> = ["HOME", "USER", "LOGNAME", "SHELL", "DISPLAY", "XAUTHORITY", "DESKD_SESSION", "XDG_RUNTIME_DIR"]
         for entry in pam {
             let key = entry.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
             put(entry, overriding: !protected.contains(key))
         }
-        put("XDG_SESSION_TYPE=x11", overriding: true)
+        put("XDG_SESSION_TYPE=\(spec.sessionType)", overriding: true)
         return order.map { "\($0)=\(merged[$0]!)" }
     }
 }

@@ -21,7 +21,7 @@ final class LoginSession {
         case failed(String)
     }
 
-    init(user: String, display: String) throws(Refusal) {
+    init(user: String, display: String, sessionType: String) throws(Refusal) {
         var pamh: OpaquePointer?
         let status = deskd_pam_start(Self.service, user, &pamh)
         guard status == PAM_SUCCESS, let pamh else { throw .failed("pam_start failed (\(status))") }
@@ -31,7 +31,7 @@ final class LoginSession {
         _ = deskd_pam_set_string(pamh, PAM_TTY, display)
         _ = deskd_pam_set_string(pamh, PAM_XDISPLAY, display)
         _ = deskd_pam_set_string(pamh, PAM_RUSER, "root")
-        _ = pam_putenv(pamh, "XDG_SESSION_TYPE=x11")
+        _ = pam_putenv(pamh, "XDG_SESSION_TYPE=" + sessionType)
         _ = pam_putenv(pamh, "XDG_SESSION_CLASS=user")
     }
 

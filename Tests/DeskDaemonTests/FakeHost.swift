@@ -189,7 +189,7 @@ final class FakeHost: HostSystem {
     }
 
     /// The desktop counts as the session's one X client while it runs.
-    func desktopClients(xvnc: pid_t, display: Display, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
+    func desktopClients(server xvnc: pid_t, socket: DisplayClientSocket, cgroup: SessionCGroup?, desktop: pid_t?) -> [pid_t]? {
         guard let desktop, identity(of: desktop) != nil else { return [] }
         return [desktop]
     }

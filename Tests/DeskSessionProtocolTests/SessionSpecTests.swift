@@ -30,11 +30,23 @@ import Testing
         SessionSpec(user: "b", uid: 2000, logDirectory: "/l", xvnc: ["X"], desktop: ["", "x"], environment: ["EMPTY="]),
         SessionSpec(user: "c", uid: 3000, home: "", logDirectory: "/l", logLimit: 0, xvnc: ["start"], xvncUmask: 0, desktop: ["start"],
                     environment: ["start=start"]),
+        SessionSpec(user: "d", uid: 4000, logDirectory: "/l", xvnc: ["/bin/sh", "-c", "exec wayvnc"], desktop: ["sh"], sessionType: "wayland"),
     ])
     func aSpecComesBackAsItWent(_ spec: SessionSpec) throws {
         let (decoded, unread) = try Self.decode(try spec.encoded())
         #expect(decoded == spec)
         #expect(unread.isEmpty)
+    }
+
+    /// An X desktop's spec says nothing of its session type (as before there was another), and
+    /// a type that is neither X's nor Wayland's is refused.
+    @Test func theSessionTypeTravelsOnlyWhenItIsNotX() throws {
+        #expect(!String(decoding: try Self.spec.encoded(), as: UTF8.self).contains("session-type"))
+        #expect(try Self.decode(Self.stream(Self.required)).spec.sessionType == "x11")
+        #expect(try Self.decode(Self.stream(Self.required + [("session-type", "wayland")])).spec.sessionType == "wayland")
+        #expect(throws: SessionSpec.Failure.bad("'mir' is not a session type (x11 or wayland)")) {
+            try Self.decode(Self.stream(Self.required + [("session-type", "mir")]))
+        }
     }
 
     /// The commands follow the spec on the same stdin: the decoder must leave them there.

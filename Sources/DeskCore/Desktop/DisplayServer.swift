@@ -7,21 +7,46 @@
 /// (RFBHandshake, from the pid that was started), then a process of the desktop holds a
 /// connection to the server (XClients: the desktop's first client).
 public protocol DisplayServer: Sendable {
-    /// What `XDG_SESSION_TYPE` says to the desktop's programs ("x11").
+    /// What it is, in a sentence's words ("Xtigervnc", "sway with wayvnc").
+    var name: String { get }
+    /// What `XDG_SESSION_TYPE` says to the desktop's programs ("x11", "wayland").
     var sessionType: String { get }
     /// The command line that starts it, executable first.
     func commandLine(_ needs: DisplayServerNeeds) -> [String]
     /// What the desktop's programs need in their environment to reach it (DISPLAY, XAUTHORITY).
     func clientEnvironment(_ needs: DisplayServerNeeds) -> [String: String]
+    /// The command that runs the desktop's script (`xstartup`) on it.
+    func desktopCommand(xstartup: String) -> [String]
+    /// Where the desktop's programs connect to it: how deskd sees the desktop's first client.
+    func clientSocket(_ needs: DisplayServerNeeds) -> DisplayClientSocket
     /// Whether its last log lines say another server took the display between the look and
     /// its own lock (then the next display is tried).
     func displayWasTaken(log: [String]) -> Bool
+}
+
+/// Where a desktop's programs connect to its display server, as the kernel's socket tables name
+/// the connections the server accepted.
+public enum DisplayClientSocket: Sendable, Equatable {
+    /// X display N: /tmp/.X11-unix/XN and its abstract twin, which any local user can bind, so
+    /// only connections the server's own pid accepted count.
+    case x11(Display)
+    /// Sockets whose path starts with `prefix`, inside the owner's 0700 directory: whoever
+    /// accepted a connection there is the owner's, so any connection to one counts.
+    case inPrivateDirectory(prefix: String)
+}
+
+/// Which kind of display server a desktop has, as a session's record and its JSON say it.
+public enum DisplayServerKind: String, Sendable, Codable, Equatable, CaseIterable {
+    case xvnc
+    case wayland
 }
 
 /// What a display server is given: its display, the desktop's private files (the directory is
 /// the owner's, 0700), its screen, how viewers reach it, and what the admin's policy adds.
 public struct DisplayServerNeeds: Sendable, Equatable {
     public var display: Display
+    /// The session's private directory (the owner's, 0700), where its sockets are.
+    public var directory: String
     /// The X cookie a client must show; without it every local user could open the display.
     public var xauthority: String
     /// The VNC password file (VncAuth).
@@ -49,9 +74,10 @@ public struct DisplayServerNeeds: Sendable, Equatable {
         }
     }
 
-    public init(display: Display, xauthority: String, passwordFile: String, rfbSocket: String, geometry: Geometry, depth: Int, title: String,
+    public init(display: Display, directory: String = "", xauthority: String, passwordFile: String, rfbSocket: String, geometry: Geometry, depth: Int, title: String,
                 exposure: VNCExposure = VNCExposure(), tlsFiles: TLSFiles? = nil, policy: DisplayServerPolicy = DisplayServerPolicy()) {
         self.display = display
+        self.directory = directory
         self.xauthority = xauthority
         self.passwordFile = passwordFile
         self.rfbSocket = rfbSocket

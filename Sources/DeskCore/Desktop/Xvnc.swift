@@ -8,7 +8,12 @@ public struct Xvnc: DisplayServer {
         self.executable = executable
     }
 
+    public var name: String { "Xtigervnc" }
     public var sessionType: String { "x11" }
+
+    public func desktopCommand(xstartup: String) -> [String] { ["/bin/sh", xstartup] }
+
+    public func clientSocket(_ needs: DisplayServerNeeds) -> DisplayClientSocket { .x11(needs.display) }
 
     public func commandLine(_ needs: DisplayServerNeeds) -> [String] {
         [

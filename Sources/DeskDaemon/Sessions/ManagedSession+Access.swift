@@ -118,6 +118,9 @@ extension ManagedSession {
     /// connected viewers stay connected.
     func rotatePassword(viewOnly: Bool) async throws(DeskError) -> Session {
         try checkRunning()
+        guard record.session.isXvnc else {
+            throw DeskError(.badRequest, "the desktop on \(display) is a Wayland desktop: its VNC server (wayvnc) asks no password on its socket, which only its owner and root can reach, so there is none to change; deskctl kill \(display) ends every viewer's access.")
+        }
         if isCluster {
             // The password file is on the compute node, the job's; deskd does not send passwords
             // over the hop, which is authenticated but not encrypted.

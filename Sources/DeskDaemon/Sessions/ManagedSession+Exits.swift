@@ -91,11 +91,16 @@ extension ManagedSession {
         return nil
     }
 
+    /// Where the desktop's programs connect to its display server.
+    var clientSocket: DisplayClientSocket {
+        record.session.isXvnc ? .x11(display) : WaylandVNC.clientSocket(in: directory.path)
+    }
+
     /// The session's processes that hold its display now (see XClients); nil if unknown.
     func sessionClients() async -> [pid_t]? {
-        let host = self.host, xvnc = record.session.pid, display = self.display
+        let host = self.host, server = record.session.pid, socket = clientSocket
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
-        return await onDedicatedThread { host.desktopClients(xvnc: xvnc, display: display, cgroup: cgroup, desktop: nil) }
+        return await onDedicatedThread { host.desktopClients(server: server, socket: socket, cgroup: cgroup, desktop: nil) }
     }
 
     /// The monitor's look, each second, at a session kept for the clients its desktop left: it

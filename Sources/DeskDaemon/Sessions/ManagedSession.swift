@@ -153,7 +153,8 @@ actor ManagedSession {
             throw .failed(killedWhileStarting, step: "killed")
         }
         var reply = session
-        reply.password = password
+        // A Wayland desktop's wayvnc asks for none: its socket is the owner's alone.
+        reply.password = session.isXvnc ? password : nil
         // A desktop whose exit does not end the session cannot fail its start: it starts the
         // moment this reply is on its way, since the X server already answers.
         if !bringUp.plan.configuration.desktopExitEndsSession {

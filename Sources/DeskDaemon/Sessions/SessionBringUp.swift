@@ -16,6 +16,8 @@ struct SessionBringUp: Sendable {
 
     private var host: any HostSystem { environment.host }
     private var configuration: DaemonConfiguration { plan.configuration }
+    /// Xvnc, or the compositor with wayvnc that the desktop's template names.
+    private var server: any DisplayServer { configuration.displayServer(for: plan.template) }
 
     /// How a start on one display went wrong.
     enum Failure: Error {
@@ -106,13 +108,13 @@ struct SessionBringUp: Sendable {
         let exposure = configuration.vncExposure, directories = configuration.sessionDirectories
         let advertised: RFBEndpoint = exposure.usesTCP
             ? .tcp(port: display.rfbPort(base: exposure.portBase)) : .unixSocket(path: directories.rfbSocket(for: display))
-        return SessionRecord(
-            session: Session(
-                id: id, user: plan.account.name, uid: plan.account.uid, gid: plan.account.gid, display: display, endpoint: advertised,
-                pid: 0, pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
-                desktop: plan.template.name, geometry: plan.geometry, depth: plan.depth
-            )
+        var session = Session(
+            id: id, user: plan.account.name, uid: plan.account.uid, gid: plan.account.gid, display: display, endpoint: advertised,
+            pid: 0, pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
+            desktop: plan.template.name, geometry: plan.geometry, depth: plan.depth
         )
+        if plan.template.compositor != nil { session.displayServer = .wayland }
+        return SessionRecord(session: session)
     }
 
     static func newSessionID() -> String {
@@ -138,7 +140,7 @@ struct SessionBringUp: Sendable {
             xstartup = XstartupTemplate.sessionScript(try plan.template.render([
                 "user": account.name, "home": account.home, "display": display.description,
                 "geometry": plan.geometry.description, "desktop": plan.template.name, "session_dir": directory.path,
-            ]), preferringUserXstartup: plan.userXstartup)
+            ]), preferringUserXstartup: plan.userXstartup && plan.template.compositor == nil)
         } catch { throw .failed(error, step: "template failed") }
         guard let helperPath = host.sessionHelperPath else {
             throw .failed(DeskError(.internalError, "deskd-session is not installed beside deskd; reinstall deskd (make install or the package)."), step: "no deskd-session")
@@ -210,7 +212,7 @@ struct SessionBringUp: Sendable {
     /// session's cgroup, as the user.
     private func startLogin(on session: isolated ManagedSession, helper: String, logDirectory: String) throws(Failure) -> any LoginProcess {
         let account = plan.account, display = session.display, directory = session.directory
-        let server = configuration.displayServer, needs = displayServerNeeds(display: display, directory: directory)
+        let server = self.server, needs = displayServerNeeds(display: display, directory: directory)
         // What reaches the display server (for Xvnc, the display and its cookie) is the server's to say.
         let environmentVariables = [
             "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "SHELL": account.shell,
@@ -225,8 +227,8 @@ struct SessionBringUp: Sendable {
             login = try host.startLogin(.init(
                 account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
-                xvnc: server.commandLine(needs),
-                xvncUmask: 0o077, desktop: ["/bin/sh", directory.xstartup], environment: environmentVariables
+                xvnc: server.commandLine(needs), xvncUmask: 0o077, desktop: server.desktopCommand(xstartup: directory.xstartup),
+                sessionType: server.sessionType, environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
             throw .failed(DeskError(.internalError, "could not start deskd-session: \(error).", cause: .init(error)), step: "spawn failed")
@@ -243,7 +245,7 @@ struct SessionBringUp: Sendable {
     private func displayServerNeeds(display: Display, directory: SessionDirectory) -> DisplayServerNeeds {
         let exposure = configuration.vncExposure
         return DisplayServerNeeds(
-            display: display, xauthority: directory.xauthority, passwordFile: directory.passwordFile, rfbSocket: directory.rfbSocket,
+            display: display, directory: directory.path, xauthority: directory.xauthority, passwordFile: directory.passwordFile, rfbSocket: directory.rfbSocket,
             geometry: plan.geometry, depth: plan.depth, title: "\(plan.account.name)'s desktop (\(display))", exposure: exposure,
             tlsFiles: exposure.tlsCertificate == nil ? nil : .init(certificate: directory.tlsCertificate, key: directory.tlsKey),
             policy: configuration.displayServerPolicy
@@ -264,12 +266,12 @@ struct SessionBringUp: Sendable {
             throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."), step: "endpoint held by another process")
         case .exited:
             let lines = await onDedicatedThread { host.tail(of: logDirectory + "/xvnc.log", lines: 8) }
-            if configuration.displayServer.displayWasTaken(log: lines) {
+            if server.displayWasTaken(log: lines) {
                 throw .displayTaken
             }
-            throw .failed(DeskError(.xvncExited, "Xtigervnc exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"), step: "xvnc exited during start")
+            throw .failed(DeskError(.xvncExited, "\(server.name) exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"), step: "xvnc exited during start")
         case .timedOut:
-            throw .failed(DeskError(.startTimedOut, "Xtigervnc on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."), step: "start timed out")
+            throw .failed(DeskError(.startTimedOut, "\(server.name) on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."), step: "start timed out")
         }
     }
 
@@ -313,9 +315,9 @@ extension SessionBringUp {
         session.record.session.desktopPid = desktop
         // Who the desktop is, so a watch begun later is not put on a newer process with its pid.
         session.desktopStartTicks = host.identity(of: desktop)?.startTicks
-        let cgroup = session.record.cgroup.map(SessionCGroup.init(path:))
+        let cgroup = session.record.cgroup.map(SessionCGroup.init(path:)), socket = session.clientSocket
         let reached: @Sendable () -> Bool = {
-            host.desktopClients(xvnc: xvnc, display: display, cgroup: cgroup, desktop: desktop)?.isEmpty == false
+            host.desktopClients(server: xvnc, socket: socket, cgroup: cgroup, desktop: desktop)?.isEmpty == false
         }
         var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try session.stopIfKilled()
@@ -354,7 +356,7 @@ extension SessionBringUp {
                                    metadata: session.record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
         if role == .xvnc {
-            throw .failed(DeskError(.xvncExited, "Xtigervnc on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "xvnc exited at once")
+            throw .failed(DeskError(.xvncExited, "\(server.name) on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "xvnc exited at once")
         }
         // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
         let what = plan.userXstartup ? "the desktop \"\(template)\" (or the user's ~/.vnc/xstartup or ~/.config/tigervnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""

@@ -62,6 +62,13 @@ extension ManagedSession {
         let directory = self.directory, display = self.display, ownsDirectory = footprint.contains(.directory)
         await onDedicatedThread {
             if session.pid > 0 { host.releaseLock(display, ownedBy: session.pid) }
+            // A Wayland desktop's compositor chose Xwayland's display itself, and when its
+            // processes end together (SIGTERM to all) it may not live to remove its lock and
+            // socket: removed here if the lock's process is gone, as before any start.
+            if !session.isXvnc, ownsDirectory, case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + WaylandVNC.environmentFile, limit: 4096),
+               let xwayland = WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)) {
+                host.reclaimStaleLock(xwayland)
+            }
             if ownsDirectory { host.removeSessionDirectory(directory) }
         }
         if footprint.contains(.record) { environment.store.remove(sessionID: id) }

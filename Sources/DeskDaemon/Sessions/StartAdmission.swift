@@ -22,7 +22,9 @@ struct StartAdmission {
         try limits.checkDesktop(desktopName)
         let library = TemplateLibrary(directories: configuration.templateDirectories)
         let template = try library.template(named: desktopName)
-        let userXstartup = configuration.honourUserXstartup && request.desktop == nil
+        // A user's xstartup is an X session's script: a Wayland desktop runs its template's.
+        let userXstartup = configuration.honourUserXstartup && request.desktop == nil && template.compositor == nil
+        try checkServes(template)
         // A desktop whose programs are not there would only exit at once; say what to install.
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
         if !userXstartup { try checkInstalled(template, library: library) }
@@ -37,7 +39,7 @@ struct StartAdmission {
         let groups = limits.allowedGroups.filter { name in facts.groupID(name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
         try limits.checkAccount(.init(name: account.name, groups: groups))
         try checkMemory()
-        guard facts.isExecutable(configuration.xvncPath) else {
+        guard template.compositor != nil || facts.isExecutable(configuration.xvncPath) else {
             throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
         }
         try limits.checkCapacity(user: account.name, userSessions: registry.sessions(of: account.uid), hostSessions: registry.count)
@@ -57,6 +59,9 @@ struct StartAdmission {
         let desktopName = request.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(desktopName)
         let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
+        if template.compositor != nil {
+            throw DeskError(.invalidDesktop, "the desktop '\(template.name)' is a Wayland desktop, which deskd runs on this host only, not yet as a Slurm job; leave out --slurm, or start an X desktop there (deskctl desktops lists them).")
+        }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
@@ -77,6 +82,13 @@ struct StartAdmission {
         try settings.choices(partitions: facts.partitions()).check(merged)
         return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: nil,
                           userXstartup: false, slurm: merged, configuration: configuration)
+    }
+
+    /// A Wayland desktop's VNC server (wayvnc) is served only on the session's owner-only socket,
+    /// where its security type None is safe: never on TCP, where it would let anyone in.
+    private func checkServes(_ template: XstartupTemplate) throws(DeskError) {
+        guard template.compositor != nil, configuration.vncExposure.usesTCP else { return }
+        throw DeskError(.invalidDesktop, "the desktop '\(template.name)' is a Wayland desktop, which deskd serves only on the owner's socket, and this deskd serves desktops on TCP (network.listen); start an X desktop (deskctl desktops lists them), or ask an admin to set network.listen = \"unix\".")
     }
 
     /// A template that picks among others (auto) is installed when one of its picks is. The

@@ -1,0 +1,93 @@
+import DeskCore
+import DeskLinux
+import Foundation
+import Glibc
+import Testing
+import VNCViewer
+
+/// A Wayland desktop (issue 43, part 3): sway run headless as the user, with wayvnc serving its
+/// screen on the session's owner-only socket, started, seen and ended as an Xvnc desktop is:
+/// ready once RFB answers and its first Wayland client is up, a real VNC viewer (libvncclient)
+/// logs in through the socket and sees the desktop drawn at the size asked for, X programs run
+/// through Xwayland, another user gets nothing from either, and kill leaves no process.
+extension EndToEnd {
+    @Suite(.enabled(if: TestEnvironment.canRun && WaylandPrograms.missing.isEmpty,
+                    "a Wayland desktop needs root, sway, swaymsg, wayvnc, foot and Xwayland (apt-get install sway wayvnc foot xwayland, as scripts/install-deps does); missing: \(WaylandPrograms.missing.joined(separator: ", "))"))
+    struct WaylandDesktopTests {
+        @Test func aSwayDesktopIsStartedSeenThroughItsSocketAndEndedLikeAnyOther() throws {
+            let wes = try TestUsers.ensure("deskt-wes"), mallory = try TestUsers.ensure("deskt-mallory")
+            let daemon = try DaemonUnderTest()
+            defer { daemon.shutDown(); TestUsers.reap(wes) }
+
+            let started = try daemon.deskctl(["start", "--user", wes.name, "--desktop", "sway", "--geometry", "1280x800", "--json"])
+            try #require(started.status == 0, "start --desktop sway: \(started.stderr)\n\(daemon.logText)")
+            let session = try started.decode(Session.self)
+            #expect(session.displayServer == .wayland && session.state == .ready && session.password == nil, "\(session)")
+            let socket = try #require(session.rfbSocket)
+            let names = TestUsers.processes(of: wes).map { DesktopReadinessTests.commandLine(of: $0) }
+            #expect(names.contains { $0.hasPrefix("/usr/bin/sway ") } && names.contains { $0.hasPrefix("/usr/bin/wayvnc ") }, "\(names)")
+            #expect(ProcFS.executable(of: session.pid) == "/usr/bin/wayvnc", "the session's pid is not wayvnc's")
+            // Ready means a client of the desktop's own on the compositor, not wayvnc alone.
+            #expect(names.contains { $0 == "foot" || $0.hasPrefix("swaybar") || $0.hasPrefix("swaybg") }, "\(names)")
+
+            // A real viewer through the socket: no password (security type None), the size asked
+            // for, and a desktop drawn (the bar and the terminal are more than one colour).
+            var drawn = false, info: VNCConnection.Info?
+            _ = eventually(10) {
+                guard let viewer = try? VNCConnection(host: socket, port: 0, password: nil, timeoutSeconds: 5) else { return false }
+                defer { viewer.close() }
+                info = viewer.info
+                guard viewer.refresh() != nil else { return false }
+                drawn = Set(viewer.pixels.prefix(1280 * 40)).count > 2
+                return drawn && viewer.info.width == 1280
+            }
+            #expect(info?.protocolVersion == "3.8" && info?.width == 1280 && info?.height == 800, "\(String(describing: info))")
+            #expect(drawn, "the desktop's first 40 rows are one colour: nothing was drawn")
+
+            // X programs reach the desktop through Xwayland, as its owner; another user is refused.
+            let recorded = try String(contentsOfFile: URL(fileURLWithPath: socket).deletingLastPathComponent().path + "/" + WaylandVNC.environmentFile, encoding: .utf8)
+            let xDisplay = try #require(recorded.split(separator: "\n").first { $0.hasPrefix("DISPLAY=:") }.map { String($0.dropFirst(8)) }, "\(recorded)")
+            let owner = try CommandResult.run("/usr/sbin/runuser", ["-u", wes.name, "--", "/usr/bin/xdpyinfo", "-display", xDisplay])
+            #expect(owner.status == 0 && owner.stdout.contains("X.Org"), "xdpyinfo -display \(xDisplay) as the owner: \(owner.stderr)")
+            let other = try CommandResult.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/usr/bin/xdpyinfo", "-display", xDisplay])
+            #expect(other.status != 0, "another user opened the desktop's Xwayland display \(xDisplay)")
+
+            // Another user gets nothing from the RFB socket: the directory is the owner's.
+            let knock = try CommandResult.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/usr/bin/python3", "-c",
+                "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1]); print(s.recv(12))\nexcept OSError as e: print(type(e).__name__)", socket])
+            #expect(knock.stdout.trimming() == "PermissionError", "another user connecting to \(socket): \(knock.stdout)\(knock.stderr)")
+
+            // list, probe and the sentences for what a Wayland desktop has not.
+            let listed = try daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions
+            #expect(listed.map(\.displayServer) == [.wayland] && listed.first?.state == .ready, "\(listed)")
+            let probe = try daemon.deskctl(["probe", session.display.description])
+            #expect(probe.status == 0 && probe.stdout.contains("WayVNC") && probe.stdout.contains("1280x800"), "\(probe.stdout)\(probe.stderr)")
+            let passwd = try daemon.deskctl(["passwd", session.display.description])
+            #expect(passwd.status != 0 && passwd.stderr.contains("asks no password"), "\(passwd.stderr)")
+            let url = try daemon.deskctl(["url", session.display.description])
+            #expect(url.status != 0 && url.stderr.contains("does not open in a browser yet"), "\(url.stderr)")
+
+            // kill: nothing of the desktop is left, Xwayland's display included.
+            let killed = try daemon.deskctl(["kill", session.display.description])
+            #expect(killed.status == 0, "\(killed.stderr)")
+            #expect(eventually(10) { TestUsers.processes(of: wes).isEmpty }, "left running: \(TestUsers.processes(of: wes).map(DesktopReadinessTests.commandLine(of:)))")
+            #expect(eventually(5) { access("/tmp/.X11-unix/X" + xDisplay.dropFirst(), F_OK) != 0 }, "Xwayland's socket \(xDisplay) is left")
+        }
+
+        /// wayvnc asks no password, which is safe only on the owner's socket: a deskd serving
+        /// desktops on TCP refuses a Wayland one, in a sentence, and starts nothing.
+        @Test func aWaylandDesktopIsRefusedWhereDesktopsAreServedOnTCP() throws {
+            let wes = try TestUsers.ensure("deskt-wes")
+            let daemon = try DaemonUnderTest(config: "[network]\nlisten = \"loopback\"\n")
+            defer { daemon.shutDown(); TestUsers.reap(wes) }
+            let refused = try daemon.deskctl(["start", "--user", wes.name, "--desktop", "sway"])
+            #expect(refused.status != 0 && refused.stderr.contains("serves only on the owner's socket"), "\(refused.stderr)")
+            #expect(TestUsers.processes(of: wes).isEmpty)
+        }
+    }
+}
+
+enum WaylandPrograms {
+    static let paths = ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/wayvnc", "/usr/bin/foot", "/usr/bin/Xwayland", "/usr/bin/xdpyinfo"]
+    static var missing: [String] { paths.filter { access($0, X_OK) != 0 } }
+}
