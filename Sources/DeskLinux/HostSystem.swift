@@ -24,6 +24,8 @@ public protocol HostSystem: Sendable {
     func memoryAvailable() -> Int?
     /// Removes a dead X server's lock, which Xvnc (running as the user) could not.
     func reclaimStaleLock(_ display: Display)
+    /// A stale lock of `uid`'s on `display` (Xwayland's, which a compositor of theirs chose), removed.
+    func reclaimStaleLock(_ display: Display, ownedBy uid: uid_t)
     /// Removes the lock only while it still names `pid`.
     func releaseLock(_ display: Display, ownedBy pid: pid_t)
     /// Makes /tmp/.X11-unix as X servers need it.

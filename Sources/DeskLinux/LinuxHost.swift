@@ -28,6 +28,7 @@ public final class LinuxHost: HostSystem {
     public func memoryAvailable() -> Int? { ProcFS.memoryAvailableBytes() }
 
     public func reclaimStaleLock(_ display: Display) { XLockFile.reclaim(display) }
+    public func reclaimStaleLock(_ display: Display, ownedBy uid: uid_t) { XLockFile.reclaim(display, ownedBy: uid) }
     public func releaseLock(_ display: Display, ownedBy pid: pid_t) { XLockFile.release(display, ownedBy: pid) }
     public func prepareXSocketDirectory() throws(OSError) { try XSocketDirectory.ensure() }
     public func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }

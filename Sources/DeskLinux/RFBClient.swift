@@ -81,7 +81,7 @@ public final class RFBClient {
             if let xvnc {
                 let peer = try? PeerCredentials(socket: fd)
                 guard let peer, peer.pid == xvnc else {
-                    throw .impostor("\(path) is served by " + (peer.map { "pid \($0.pid) (uid \($0.uid))" } ?? "an unknown process") + ", not by the session's Xvnc (pid \(xvnc))")
+                    throw .impostor("\(path) is served by " + (peer.map { "pid \($0.pid) (uid \($0.uid))" } ?? "an unknown process") + ", not by the session's VNC server (pid \(xvnc))")
                 }
             }
             return client
@@ -98,7 +98,7 @@ public final class RFBClient {
         let own = ProcFS.socketInodes(of: xvnc)
         if let foreign = listeners.first(where: { !own.contains($0.inode) }) {
             let who = UserAccount.withUID(foreign.uid).map { "uid \(foreign.uid) (\($0.name))" } ?? "uid \(foreign.uid)"
-            throw .impostor("TCP port \(port) is held by a socket of \(who), not by the session's Xvnc (pid \(xvnc))")
+            throw .impostor("TCP port \(port) is held by a socket of \(who), not by the session's VNC server (pid \(xvnc))")
         }
     }
 

@@ -128,7 +128,7 @@ public final class SessionHelper: Sendable {
             case .desktop(let pid): return .success(pid)
             case .failed(let sentence): return .failure(OSError(sentence, path: "deskd-session", errno: EIO))
             // Xvnc ended first: deskd-session starts no desktop then, and says nothing more of it.
-            case .exit(.xvnc, let end): return .failure(OSError("Xtigervnc \(end)", path: "deskd-session", errno: ESRCH))
+            case .exit(.xvnc, let end): return .failure(OSError("the display server \(end)", path: "deskd-session", errno: ESRCH))
             case .ok, .xvnc, .refused, .exit, nil: continue
             }
         }

@@ -31,7 +31,8 @@ public enum XLockFile {
             bytes = contents
             fileOwner = owner
         }
-        let text = String(decoding: bytes, as: UTF8.self).trimming(where: { $0 == " " || $0 == "\n" })
+        // Xvnc ends its pid with a newline, wlroots (a compositor's Xwayland) with a NUL.
+        let text = String(decoding: bytes, as: UTF8.self).trimming(where: { $0 == " " || $0 == "\n" || $0 == "\0" })
         // A regular file without a pid (a half-written lock, or planted garbage) is removed like a
         // stale one: unlinking a regular file in sticky /tmp harms no one.
         guard let pid = pid_t(text), pid > 0 else { return .stale(pid: nil) }
@@ -56,6 +57,16 @@ public enum XLockFile {
     /// deskd's or anyone's, keeps its files.
     public static func release(_ display: Display, ownedBy pid: pid_t) {
         guard case .stale(let stale) = read(display), stale == pid else { return }
+        removeLockAndSocket(display)
+    }
+
+    /// After a Wayland desktop ends: removes the lock (and socket) its compositor left for
+    /// Xwayland, only if the file is `uid`'s (the desktop's owner wrote it) and the process it
+    /// names is gone: a display number the owner could have written elsewhere touches no one
+    /// else's lock, and nobody's live one.
+    public static func reclaim(_ display: Display, ownedBy uid: uid_t) {
+        guard case .contents(_, _, let owner) = UntrustedFile.read(display.lockPath, limit: sizeLimit), owner == uid,
+              case .stale = read(display) else { return }
         removeLockAndSocket(display)
     }
 

@@ -1,6 +1,7 @@
 @preconcurrency import CVNCClient
 import DeskCore
 import Glibc
+import Synchronization
 
 /// A real VNC viewer connection through libvncclient: the full RFB handshake, VNC
 /// authentication with a password, and the server's first framebuffer update.
@@ -28,6 +29,9 @@ public final class VNCConnection: @unchecked Sendable {
 
     /// Any unique address works as libvncclient's client-data tag.
     nonisolated(unsafe) private static var passwordTag: UInt8 = 0
+
+    /// Serialises `rfbInitClient` (see `init`).
+    private static let handshakes = Mutex(())
 
     /// libvncclient logs to stderr by default; deskctl prints its own sentences instead.
     private static let quietLogging: Void = { rfbEnableClientLogging = 0 }()
@@ -62,7 +66,11 @@ public final class VNCConnection: @unchecked Sendable {
         }
         // On failure rfbInitClient frees the client itself; only the password copy is ours.
         let stored = withUnsafeMutablePointer(to: &Self.passwordTag) { rfbClientGetClientData(client, $0) }
-        guard rfbInitClient(client, nil, nil) != 0 else {
+        // One handshake at a time in the process: libvncclient's VNC authentication encrypts
+        // the challenge with d3des, whose key schedule is a global; two at once (the booted
+        // test's two releases) answered each other's challenges wrongly and were refused.
+        let initialised = Self.handshakes.withLock { _ in rfbInitClient(client, nil, nil) }
+        guard initialised != 0 else {
             free(stored)
             throw .refused
         }

@@ -91,6 +91,7 @@ extension Bench {
         row("the start request alone (no CLI)", Stats(values: direct), String(format: "%.2f× raw", Stats(values: directRatios).median))
         try wrapperStarts(user, passwordFile: file)
         try xfceStarts(user, passwordFile: file)
+        try waylandStarts(user)
 
         var wrapper: [Double] = [], wrapperRatios: [Double] = []
         for _ in 0..<options.vncserverRuns {

@@ -86,6 +86,7 @@ final class FakeHost: HostSystem {
     func memoryAvailable() -> Int? { state.withLock { $0.memoryAvailable } }
 
     func reclaimStaleLock(_ display: Display) {}
+    func reclaimStaleLock(_ display: Display, ownedBy uid: uid_t) { note("reclaim lock \(display) of uid \(uid)") }
     func releaseLock(_ display: Display, ownedBy pid: pid_t) { note("release lock \(display)") }
     func prepareXSocketDirectory() throws(OSError) {}
     func isExecutable(_ path: String) -> Bool { path == Self.xvnc || state.withLock { $0.installed.contains(path) } }

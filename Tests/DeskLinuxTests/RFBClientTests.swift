@@ -92,7 +92,7 @@ final class FakeVNCServer: Sendable {
             try RFBClient.connect(.unixSocket(path: server.path), xvnc: 1, timeout: .seconds(2))
         } throws: { error in
             guard case RFBClient.Failure.impostor(let what) = error else { return false }
-            return what.contains("pid \(getpid())") && what.contains("not by the session's Xvnc (pid 1)")
+            return what.contains("pid \(getpid())") && what.contains("not by the session's VNC server (pid 1)")
         }
         usleep(100_000)
         #expect(server.received.withLock { $0 }.isEmpty)

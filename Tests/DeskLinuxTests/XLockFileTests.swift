@@ -44,6 +44,19 @@ import Testing
             XLockFile.release(display, ownedBy: 2147483646)
             #expect(access(display.lockPath, F_OK) != 0)
         }
+        // wlroots writes its Xwayland's lock as ten characters and a NUL.
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("\(String(getpid()).leftPadded(10))\0".utf8)) }) {
+            #expect(XLockFile.read(display) == .live(pid: getpid()))
+            XLockFile.reclaim(display, ownedBy: getuid())
+            #expect(access(display.lockPath, F_OK) == 0, "a live lock was reclaimed")
+        }
+        Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("2147483646\0".utf8)) }) {
+            // Only the owner's stale lock goes.
+            XLockFile.reclaim(display, ownedBy: getuid() &+ 1)
+            #expect(access(display.lockPath, F_OK) == 0, "another owner's lock was reclaimed")
+            XLockFile.reclaim(display, ownedBy: getuid())
+            #expect(access(display.lockPath, F_OK) != 0)
+        }
         Self.withLock(display, { _ = FileManager.default.createFile(atPath: $0, contents: Data("garbage".utf8)) }) {
             #expect(XLockFile.read(display) == .stale(pid: nil))
         }

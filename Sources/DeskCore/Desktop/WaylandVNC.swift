@@ -32,6 +32,9 @@ public struct WaylandVNC: DisplayServer {
     /// display, Xwayland's X display (chosen by the compositor when it starts) and sway's IPC.
     public static let environmentFile = ".deskd-compositor.env"
 
+    /// The X displays wlroots chooses Xwayland's among (the first free one).
+    public static let xwaylandDisplays = 0...32
+
     /// Xwayland's display, as the compositor's hook recorded it (`DISPLAY=:0`); nil if none.
     public static func xDisplay(recordedIn text: String) -> Display? {
         for line in text.split(separator: "\n") where line.hasPrefix("DISPLAY=:") {
@@ -62,7 +65,9 @@ public struct WaylandVNC: DisplayServer {
             base="${XDG_CONFIG_HOME:-$HOME/.config}/sway/config"
             [ -r "$base" ] || base=/etc/sway/config
             printf 'include "%s"\\noutput HEADLESS-1 resolution %s\\nexec /bin/sh "%s"\\n' "$base" "$2" "$hook" > "$config"
-            "$1" -c "$config" &
+            # What the desktop's programs make is the user's usual 0644, not deskd's 0600 for
+            # the server's own files (the directory keeps the sockets the owner's).
+            (umask 022 && exec "$1" -c "$config") &
             """
         return """
             unset WAYLAND_DISPLAY DISPLAY

@@ -64,11 +64,12 @@ extension ManagedSession {
         if record.desktopLeftClients != true {
             let window = environment.configuration.value.startTimeout
             guard Date().timeIntervalSince(record.session.startedAt) < Double(window.components.seconds) else { return false }
-            guard let logDirectory = record.logDirectory else { return false }
             let archive = environment.archive
-            let end = await onDedicatedThread { Self.desktopEnd(in: logDirectory, archive: archive) }
-            guard end == .exited(status: 0) else {
-                let how = end?.description ?? "ended"
+            // No record yet (a host too loaded for deskd-session to write it within a second)
+            // is not a failure: the processes left decide, as they did before.
+            if let logDirectory = record.logDirectory,
+               let end = await onDedicatedThread({ Self.desktopEnd(in: logDirectory, archive: archive) }), end != .exited(status: 0) {
+                let how = end.description
                 logger.info("the desktop's script failed; the processes it left do not keep the session",
                             metadata: record.session.logMetadata.merging(["process.exit": "\(how)"]) { $1 })
                 archive.note("the desktop's script \(how) during its first moments; what it left running does not keep a session, so deskd ends it.", to: .desktop, in: logDirectory)

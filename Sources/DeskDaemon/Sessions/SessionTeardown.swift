@@ -64,10 +64,11 @@ extension ManagedSession {
             if session.pid > 0 { host.releaseLock(display, ownedBy: session.pid) }
             // A Wayland desktop's compositor chose Xwayland's display itself, and when its
             // processes end together (SIGTERM to all) it may not live to remove its lock and
-            // socket: removed here if the lock's process is gone, as before any start.
+            // socket. The number is from a file of the owner's: only a lock the owner wrote, on
+            // a display wlroots would choose, and whose process is gone, is removed.
             if !session.isXvnc, ownsDirectory, case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + WaylandVNC.environmentFile, limit: 4096),
-               let xwayland = WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)) {
-                host.reclaimStaleLock(xwayland)
+               let xwayland = WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)), xwayland.number <= WaylandVNC.xwaylandDisplays.upperBound {
+                host.reclaimStaleLock(xwayland, ownedBy: session.uid)
             }
             if ownsDirectory { host.removeSessionDirectory(directory) }
         }
