@@ -109,9 +109,10 @@ final class Bench: @unchecked Sendable {
         // measures share. xprop -spy is the smallest such client on the host (x11-utils).
         // "wrapper" is the shape most people's xstartups have: a shell that stays, whose child
         // opens the display. "xfce" is Debian's Xfce started the same way, where it is installed.
+        // "sway" is the shipped Wayland desktop's template, as the by-hand baseline runs it.
         let templates = root.appendingPathComponent("templates")
         try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
-        for (name, script) in [("bench", Self.benchDesktop), ("wrapper", Self.wrapperDesktop), ("xfce", Self.xfceDesktop)] {
+        for (name, script) in [("bench", Self.benchDesktop), ("wrapper", Self.wrapperDesktop), ("xfce", Self.xfceDesktop), ("sway", Self.swayDesktop)] {
             try script.write(to: templates.appendingPathComponent("\(name).xstartup"), atomically: true, encoding: .utf8)
         }
         let process = Process()
@@ -135,6 +136,7 @@ final class Bench: @unchecked Sendable {
 
     static let benchDesktop = "#!/bin/sh\n# deskbench: a desktop that opens its display and waits.\nexec xprop -root -spy >/dev/null\n"
     static let wrapperDesktop = "#!/bin/sh\n# deskbench: a shell whose child opens the display, as most xstartups are.\nxprop -root -spy >/dev/null\n"
+    static let swayDesktop = "#!/bin/sh\n# deskbench: Templates/sway.xstartup's desktop, a terminal on sway.\n# compositor: sway\nfoot &\nexec swaymsg -t subscribe '[\"shutdown\"]'\n"
     static let xfceDesktop = "#!/bin/sh\n# deskbench: Xfce as a user's ~/.vnc/xstartup starts it (no exec).\nunset SESSION_MANAGER DBUS_SESSION_BUS_ADDRESS\ndbus-launch --exit-with-session startxfce4\n"
 
     func deskctlStart(_ user: UserAccount, desktop: String? = nil) throws -> (session: Session, seconds: Double) {

@@ -22,9 +22,9 @@ import Testing
         #expect(!script.contains("/run/deskd"), "the script holds a path of the session's: it must come as an argument")
     }
 
-    /// The launcher runs as a shell script: given a stand-in compositor that runs its startup
-    /// hook the way sway does (exec from its configuration), it records the displays and execs
-    /// the VNC server with the socket.
+    /// The launcher runs as a shell script: given a stand-in compositor that makes its Wayland
+    /// socket and runs the startup hook the way sway does (exec from its configuration), it execs
+    /// the VNC server with the socket's name, and the hook records the displays.
     @Test func theLauncherWaitsForTheCompositorsHookThenExecsTheServer() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-wayland-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -35,7 +35,7 @@ import Testing
             #!/bin/sh
             hook=$(sed -n 's/^exec \\/bin\\/sh "\\(.*\\)"$/\\1/p' "$2")
             WAYLAND_DISPLAY=wayland-1 DISPLAY=:9 SWAYSOCK="$XDG_RUNTIME_DIR/ipc.sock" /bin/sh "$hook"
-            sleep 1
+            exec python3 -c 'import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(1)' "$XDG_RUNTIME_DIR/wayland-1"
             """.write(toFile: compositor, atomically: true, encoding: .utf8)
         try "#!/bin/sh\necho \"$WAYLAND_DISPLAY $*\"\n".write(toFile: server, atomically: true, encoding: .utf8)
         chmod(compositor, 0o755); chmod(server, 0o755)

@@ -50,17 +50,24 @@ public struct WaylandVNC: DisplayServer {
         ["/bin/sh", "-c", launcher, "deskd-wayland", compositor.executable, needs.geometry.description, wayvnc, needs.rfbSocket]
     }
 
-    /// $1 compositor, $2 its size (WIDTHxHEIGHT), $3 wayvnc, $4 the RFB socket. The hook is a
-    /// script of its own in the private directory, so neither compositor's configuration syntax
-    /// has to quote it; its file appears in one rename, so the launcher never reads half of it.
-    /// wayvnc reads no configuration file of the user's (-C /dev/null): one could turn on a
-    /// listener on the network.
+    /// $1 compositor, $2 its size (WIDTHxHEIGHT), $3 wayvnc, $4 the RFB socket. wayvnc starts as
+    /// soon as the compositor's Wayland socket is there (a client's first round trip waits for
+    /// the compositor's event loop, by when its output exists); the startup hook, which records
+    /// the displays for the desktop's programs, runs beside it, off the start's path. The hook
+    /// is a script of its own in the private directory, so neither the compositor's
+    /// configuration syntax nor the shell here has to quote it, and its file appears in one
+    /// rename. wayvnc reads no configuration file of the user's (-C /dev/null): one could turn
+    /// on a listener on the network.
     var launcher: String {
         let file = "$XDG_RUNTIME_DIR/\(Self.environmentFile)"
         let record = Self.recorded.map { "\($0)=%s" }.joined(separator: "\\n") + "\\n"
         let values = Self.recorded.map { "\"$\($0)\"" }.joined(separator: " ")
-        // The user's own sway configuration (or Debian's), then the headless output's size.
-        let start = """
+        return """
+            unset WAYLAND_DISPLAY DISPLAY
+            export WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman
+            hook="$XDG_RUNTIME_DIR/deskd-started.sh"
+            printf '%s\\n' 'printf '"'"'\(record)'"'"' \(values) > "\(file).new" && mv "\(file).new" "\(file)"' > "$hook"
+            # The user's own sway configuration (or Debian's), then the headless output's size.
             config="$XDG_RUNTIME_DIR/sway.config"
             base="${XDG_CONFIG_HOME:-$HOME/.config}/sway/config"
             [ -r "$base" ] || base=/etc/sway/config
@@ -68,23 +75,17 @@ public struct WaylandVNC: DisplayServer {
             # What the desktop's programs make is the user's usual 0644, not deskd's 0600 for
             # the server's own files (the directory keeps the sockets the owner's).
             (umask 022 && exec "$1" -c "$config") &
-            """
-        return """
-            unset WAYLAND_DISPLAY DISPLAY
-            export WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman
-            hook="$XDG_RUNTIME_DIR/deskd-started.sh"
-            cat > "$hook" <<'HOOK'
-            printf '\(record)' \(values) > "\(file).new" && mv "\(file).new" "\(file)"
-            HOOK
-            \(start)
             compositor=$!
             tries=0
-            until [ -e "\(file)" ]; do
-                kill -0 "$compositor" 2>/dev/null || { echo "deskd: $1 ended before it started its desktop" >&2; exit 1; }
-                tries=$((tries + 1)); [ "$tries" -lt 1200 ] || { echo "deskd: $1 did not start within 30 s" >&2; exit 1; }
-                sleep 0.025
+            while :; do
+                for socket in "$XDG_RUNTIME_DIR"/wayland-*; do
+                    [ -S "$socket" ] && break 2
+                done
+                kill -0 "$compositor" 2>/dev/null || { echo "deskd: $1 ended before it made its Wayland socket" >&2; exit 1; }
+                tries=$((tries + 1)); [ "$tries" -lt 6000 ] || { echo "deskd: $1 made no Wayland socket within 30 s" >&2; exit 1; }
+                sleep 0.005
             done
-            WAYLAND_DISPLAY=$(sed -n 's/^WAYLAND_DISPLAY=//p' "\(file)")
+            WAYLAND_DISPLAY=${socket##*/}
             export WAYLAND_DISPLAY
             exec "$3" -C /dev/null -u "$4"
             """
@@ -97,10 +98,13 @@ public struct WaylandVNC: DisplayServer {
         ["XDG_RUNTIME_DIR": needs.directory]
     }
 
-    /// The desktop's script, once the compositor's hook has said where its displays are.
+    /// The desktop's script, once the compositor's hook has said where its displays are (it
+    /// has, by the time wayvnc answers, but the wait costs nothing where it has).
     public func desktopCommand(xstartup: String) -> [String] {
         ["/bin/sh", "-c", """
-            while IFS='=' read -r name value; do [ -n "$value" ] && export "$name=$value"; done < "$XDG_RUNTIME_DIR/\(Self.environmentFile)"
+            file="$XDG_RUNTIME_DIR/\(Self.environmentFile)" tries=0
+            while [ ! -e "$file" ] && [ "$tries" -lt 2000 ]; do tries=$((tries + 1)); sleep 0.005; done
+            while IFS='=' read -r name value; do [ -n "$value" ] && export "$name=$value"; done < "$file"
             exec /bin/sh "$1"
             """, "deskd-desktop", xstartup]
     }
