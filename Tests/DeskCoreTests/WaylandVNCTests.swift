@@ -20,6 +20,10 @@ import Testing
         #expect(script.contains("exec \"$3\" -C /dev/null -u \"$4\""))
         #expect(script.contains("WLR_BACKENDS=headless"))
         #expect(!script.contains("/run/deskd"), "the script holds a path of the session's: it must come as an argument")
+        // labwc gets the hook with -s, and its output's size from wlr-randr in the hook.
+        let labwc = WaylandVNC(compositor: .labwc).commandLine(Self.needs)
+        #expect(labwc[4] == "/usr/bin/labwc" && labwc[2].contains("exec \"$1\" -s \"/bin/sh $hook\""))
+        #expect(labwc[2].contains("wlr-randr --output HEADLESS-1 --custom-mode %s"))
     }
 
     /// The launcher runs as a shell script: given a stand-in compositor that makes its Wayland

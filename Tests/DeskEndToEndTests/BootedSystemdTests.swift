@@ -29,6 +29,10 @@ import VNCViewer
     /// `systemd-analyze verify` checks the units' Documentation= pages against the installed ones
     /// (without it, it reports every man: link as failed).
     static let alsoPreinstalled = ["x11-xserver-utils", "man-db"]
+    /// Where labwc is packaged (Debian 13), the image also holds the Wayland desktop's programs,
+    /// as a host that installs labwc's template's line has them.
+    static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr"]]
+    static let resize = TestEnvironment.repository.appendingPathComponent("Tests/rfb/set_desktop_size.py").path
     static let thread = DedicatedThreadExecutor()
     static let secondThread = DedicatedThreadExecutor()
 
@@ -50,7 +54,7 @@ import VNCViewer
         print("BootedSystemdTests: \(suite): package \(packageA) ready after \(Int(Date().timeIntervalSince(began))) s")
 
         // The image follows the package: its Depends and Recommends, read from the .deb.
-        let preinstalled = try Self.dependencies(of: debs + "/" + packageA) + Self.alsoPreinstalled
+        let preinstalled = try Self.dependencies(of: debs + "/" + packageA) + Self.alsoPreinstalled + (Self.waylandPreinstalled[suite] ?? [])
         let image = try await BootedDebian.imageInBackground(suite, preinstalling: preinstalled)
         print("BootedSystemdTests: \(suite): \(suite) image \(image.path): " + (image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))
 
@@ -152,6 +156,7 @@ import VNCViewer
                 try VNCConnection(host: box.hostPath(session.rfbSocket ?? "/nonexistent"), port: 0, password: "wrong-pw", timeoutSeconds: 10)
             }
         }
+        if Self.waylandPreinstalled[suite] != nil { try waylandDesktop(in: box, suite: suite) }
         let startLog = journalAfterStart
         print("BootedSystemdTests: \(suite): journalctl -u deskd:\n\(startLog)")
         #expect(startLog.contains("listening"), "\(startLog)")
@@ -288,6 +293,39 @@ import VNCViewer
             #expect(try inside(["test", "-e", directory]).status != 0, "\(directory) is left after purge")
         }
         print("BootedSystemdTests: \(suite): the test took \(Int(Date().timeIntervalSince(began))) s (image: \(image.buildSeconds > 0 ? "built in \(Int(image.buildSeconds)) s" : "cached"))")
+    }
+
+    /// A Wayland desktop where the release has labwc (issue 43): the user starts labwc, a real
+    /// viewer on the host logs in through its socket (no password) and sees it drawn at the size
+    /// asked for, a native viewer's SetDesktopSize resizes it, and kill leaves none of it.
+    private func waylandDesktop(in box: BootedDebian, suite: String) throws {
+        let started = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "start", "--desktop", "labwc", "--geometry", "1280x800", "--json"])
+        try #require(started.status == 0, "\(suite): deskctl start --desktop labwc: \(started.stderr)\n\((try? box.exec(["journalctl", "-u", "deskd", "--no-pager", "-o", "cat", "-n", "30"]).stdout) ?? "")")
+        let session = try started.decode(Session.self)
+        #expect(session.displayServer == .wayland && session.password == nil, "\(session)")
+        let socket = box.hostPath(try #require(session.rfbSocket))
+        var info: VNCConnection.Info?, drawn = false
+        _ = eventually(15) {
+            guard let viewer = try? VNCConnection(host: socket, port: 0, password: nil, timeoutSeconds: 5) else { return false }
+            defer { viewer.close() }
+            info = viewer.info
+            guard viewer.refresh() != nil else { return false }
+            drawn = Set(viewer.pixels).count > 2
+            return drawn && viewer.info.width == 1280 && viewer.info.height == 800
+        }
+        #expect(info?.width == 1280 && info?.height == 800 && drawn, "\(suite): labwc through its socket: \(String(describing: info)), drawn: \(drawn)")
+        print("BootedSystemdTests: \(suite): labwc through \(socket): RFB \(info?.protocolVersion ?? "?"), \(info?.width ?? 0)x\(info?.height ?? 0), \"\(info?.desktopName ?? "")\", drawn: \(drawn)")
+        let resized = try CommandResult.run("/usr/bin/python3", [Self.resize, socket, "1024", "768"])
+        print("BootedSystemdTests: \(suite): SetDesktopSize 1024x768 → \(resized.stdout.trimming())\(resized.stderr)")
+        #expect(resized.status == 0 && resized.stdout.contains("\"after\": [1024, 768]"), "\(suite): the resize: \(resized.stdout)\(resized.stderr)")
+        let killed = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "kill", session.display.description])
+        #expect(killed.status == 0, "\(killed.stderr)")
+        var left = ""
+        let gone = eventually(10) {
+            left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", "labwc,wayvnc,waybar,foot,Xwayland"]).stdout) ?? ""
+            return left.split(separator: "\n").allSatisfy { $0.split(separator: " ").dropFirst().first?.hasPrefix("Z") == true }
+        }
+        #expect(gone, "\(suite): left after kill: \(left)")
     }
 
     /// Version A is the package under test; version B is the same package repacked with a higher

@@ -5,7 +5,7 @@
 /// it offers on a Unix socket) lets in the owner and root, and no one else.
 ///
 /// The process deskd starts is a short shell launcher (`launcher`): it starts the compositor,
-/// waits until the compositor has run its startup hook, then becomes wayvnc (`exec`). So the
+/// waits until the compositor's Wayland socket is there, then becomes wayvnc (`exec`). So the
 /// pid deskd watches is the one that holds the RFB socket (SO_PEERCRED on it names that pid,
 /// as Xvnc's does), the viewers it counts are wayvnc's, and when the compositor ends, wayvnc
 /// loses its display and ends, and with it the session.
@@ -20,7 +20,11 @@ public struct WaylandVNC: DisplayServer {
 
     /// The compositors deskd runs headless, and how each is started and told its output's size.
     public enum Compositor: String, Sendable, Equatable, CaseIterable {
+        /// Its own configuration (the user's, else Debian's) gets the output's size and the hook.
         case sway
+        /// Told the hook with `-s`; its output takes the size from wlr-randr, run by the hook
+        /// (labwc has no output configuration of its own).
+        case labwc
 
         /// The programs it needs besides wayvnc.
         public var executable: String { "/usr/bin/" + rawValue }
@@ -62,19 +66,32 @@ public struct WaylandVNC: DisplayServer {
         let file = "$XDG_RUNTIME_DIR/\(Self.environmentFile)"
         let record = Self.recorded.map { "\($0)=%s" }.joined(separator: "\\n") + "\\n"
         let values = Self.recorded.map { "\"$\($0)\"" }.joined(separator: " ")
+        // What the desktop's programs make is the user's usual 0644, not deskd's 0600 for the
+        // server's own files (the directory keeps the sockets the owner's).
+        let start: String
+        switch compositor {
+        case .sway:
+            start = """
+                # The user's own sway configuration (or Debian's), then the headless output's size.
+                config="$XDG_RUNTIME_DIR/sway.config"
+                base="${XDG_CONFIG_HOME:-$HOME/.config}/sway/config"
+                [ -r "$base" ] || base=/etc/sway/config
+                printf 'include "%s"\\noutput HEADLESS-1 resolution %s\\nexec /bin/sh "%s"\\n' "$base" "$2" "$hook" > "$config"
+                (umask 022 && exec "$1" -c "$config") &
+                """
+        case .labwc:
+            // The size is WIDTHxHEIGHT, digits and an x (deskd parsed it): a word of its own.
+            start = """
+                printf 'command -v wlr-randr >/dev/null && wlr-randr --output HEADLESS-1 --custom-mode %s\\n' "$2" >> "$hook"
+                (umask 022 && exec "$1" -s "/bin/sh $hook") &
+                """
+        }
         return """
             unset WAYLAND_DISPLAY DISPLAY
             export WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman
             hook="$XDG_RUNTIME_DIR/deskd-started.sh"
             printf '%s\\n' 'printf '"'"'\(record)'"'"' \(values) > "\(file).new" && mv "\(file).new" "\(file)"' > "$hook"
-            # The user's own sway configuration (or Debian's), then the headless output's size.
-            config="$XDG_RUNTIME_DIR/sway.config"
-            base="${XDG_CONFIG_HOME:-$HOME/.config}/sway/config"
-            [ -r "$base" ] || base=/etc/sway/config
-            printf 'include "%s"\\noutput HEADLESS-1 resolution %s\\nexec /bin/sh "%s"\\n' "$base" "$2" "$hook" > "$config"
-            # What the desktop's programs make is the user's usual 0644, not deskd's 0600 for
-            # the server's own files (the directory keeps the sockets the owner's).
-            (umask 022 && exec "$1" -c "$config") &
+            \(start)
             compositor=$!
             tries=0
             while :; do
