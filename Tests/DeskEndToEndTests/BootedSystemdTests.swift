@@ -23,7 +23,7 @@ import VNCViewer
     static let missingTools = BootedDebian.missingTools
     static let user = "deskt-booted"
     /// The desktop processes purge must leave none of (non-zombie).
-    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "deskd-web", "Xtigervnc", "Xvnc", "xterm", "openbox"]
+    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "deskd-web", "Xtigervnc", "Xvnc", "xterm", "openbox", "labwc", "wayvnc", "waybar", "foot", "Xwayland"]
     /// Beside the package's Depends and Recommends, the image holds what its desktop templates run
     /// (xsetroot and xrdb), as a host that installs a desktop has it, and man-db: with it
     /// `systemd-analyze verify` checks the units' Documentation= pages against the installed ones
@@ -283,12 +283,21 @@ import VNCViewer
         #expect(units.stdout.trimming().isEmpty, "units left after purge:\n\(units.stdout)")
         let group = try inside(["getent", "group", "deskd-admin"])
         #expect(group.status != 0, "the deskd-admin group is left after purge: \(group.stdout)")
-        let processes = try inside(["ps", "-eo", "pid=,stat=,user:32=,comm="]).stdout.split(separator: "\n").filter { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 4, !fields[1].hasPrefix("Z") else { return false }
-            return Self.deskdProcesses.contains(String(fields[3])) || fields[2] == Self.user
+        let left = { () -> [Substring] in
+            ((try? inside(["ps", "-eo", "pid=,stat=,user:32=,comm="]).stdout) ?? "").split(separator: "\n").filter { line in
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 4, !fields[1].hasPrefix("Z") else { return false }
+                return Self.deskdProcesses.contains(String(fields[3])) || fields[2] == Self.user
+            }
         }
-        #expect(processes.isEmpty, "processes of deskd or its desktops left after purge:\n\(processes.joined(separator: "\n"))")
+        // deskd's are gone at once. The user's systemd instance (and a session bus a Wayland
+        // desktop's programs started in it) is logind's: it stops UserStopDelaySec (10 s) after
+        // the user's last session closed.
+        var processes = left()
+        #expect(processes.allSatisfy { line in !Self.deskdProcesses.contains(String(line.split(separator: " ").last ?? "")) },
+                "processes of deskd or its desktops left after purge:\n\(processes.joined(separator: "\n"))")
+        _ = eventually(30) { processes = left(); return processes.isEmpty }
+        #expect(processes.isEmpty, "processes of the desktop's user left 30 s after purge:\n\(processes.joined(separator: "\n"))")
         for directory in ["/etc/deskd", "/var/lib/deskd", "/run/deskd"] {
             #expect(try inside(["test", "-e", directory]).status != 0, "\(directory) is left after purge")
         }
