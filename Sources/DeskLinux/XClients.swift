@@ -13,15 +13,11 @@ import Glibc
 /// Candidates are the session's own processes (its cgroup): another user connecting to the
 /// display, refused for want of the cookie, is never taken for the desktop.
 public enum XClients {
-    /// The candidates that hold a connection to `xvnc`'s display `display`; nil when the kernel
-    /// could not be asked (the caller neither starts nor ends anything on that). Xvnc's and
-    /// each candidate's descriptors are the user's to multiply: at most 1,024 of each are read.
-    public static func holders(among candidates: [pid_t], xvnc: pid_t, display: Display) -> [pid_t]? {
-        clientEnds(of: xvnc, display: display).map { holders(among: candidates, of: $0, xvnc: xvnc) }
-    }
-
     /// The candidates that hold a connection to the display server `server` on `socket`: its X
-    /// display, or (a Wayland desktop) the compositor's sockets in the private directory.
+    /// display, or (a Wayland desktop) the compositor's sockets in the private directory; nil
+    /// when the kernel could not be asked (the caller neither starts nor ends anything on that).
+    /// The server's and each candidate's descriptors are the user's to multiply: at most 1,024
+    /// of each are read.
     public static func holders(among candidates: [pid_t], server: pid_t, socket: DisplayClientSocket) -> [pid_t]? {
         clientEnds(of: server, socket: socket).map { holders(among: candidates, of: $0, xvnc: server) }
     }

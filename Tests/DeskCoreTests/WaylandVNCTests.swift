@@ -64,7 +64,7 @@ import Testing
         let server = WaylandVNC(compositor: .sway)
         #expect(server.sessionType == "wayland")
         #expect(server.clientEnvironment(Self.needs) == ["XDG_RUNTIME_DIR": "/run/deskd/by-id/s1"])
-        #expect(server.clientSocket(Self.needs) == .inPrivateDirectory(prefix: "/run/deskd/by-id/s1/wayland-"))
+        #expect(WaylandVNC.clientSocket(in: Self.needs.directory) == .inPrivateDirectory(prefix: "/run/deskd/by-id/s1/wayland-"))
         #expect(server.desktopCommand(xstartup: "/x/xstartup").suffix(2) == ["deskd-desktop", "/x/xstartup"])
         #expect(WaylandVNC.xDisplay(recordedIn: "WAYLAND_DISPLAY=wayland-1\nDISPLAY=\n") == nil)
         #expect(WaylandVNC.xDisplay(recordedIn: "DISPLAY=:99999999999\n") == nil)

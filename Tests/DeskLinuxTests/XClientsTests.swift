@@ -41,14 +41,14 @@ import Testing
         // connection to the display are named.
         let bystander = getpid()
         var found: [pid_t]? = []
-        #expect(Self.eventually { found = XClients.holders(among: Array(children) + [bystander], xvnc: xvnc, display: Self.display); return Set(found ?? []) == children }, "\(String(describing: found))")
-        #expect(XClients.holders(among: [clients[0].processIdentifier], xvnc: xvnc, display: Self.display) == [clients[0].processIdentifier])
+        #expect(Self.eventually { found = XClients.holders(among: Array(children) + [bystander], server: xvnc, socket: .x11(Self.display)); return Set(found ?? []) == children }, "\(String(describing: found))")
+        #expect(XClients.holders(among: [clients[0].processIdentifier], server: xvnc, socket: .x11(Self.display)) == [clients[0].processIdentifier])
         // A process that is not a candidate (another user's, outside the session) is never named.
-        #expect(XClients.holders(among: [bystander], xvnc: xvnc, display: Self.display) == [])
+        #expect(XClients.holders(among: [bystander], server: xvnc, socket: .x11(Self.display)) == [])
         // Only the display's own socket: the same clients on another display are not its.
-        #expect(XClients.holders(among: Array(children), xvnc: xvnc, display: Display(Self.display.number + 20)) == [])
+        #expect(XClients.holders(among: Array(children), server: xvnc, socket: .x11(Display(Self.display.number + 20))) == [])
         // The server itself is never its own client.
-        #expect(XClients.holders(among: [xvnc], xvnc: xvnc, display: Self.display) == [])
+        #expect(XClients.holders(among: [xvnc], server: xvnc, socket: .x11(Self.display)) == [])
     }
 
     static func eventually(_ condition: () -> Bool) -> Bool {
@@ -60,6 +60,6 @@ import Testing
     }
 
     @Test func aGoneServerHasNoClients() {
-        #expect(XClients.holders(among: [getpid()], xvnc: 999_999_999, display: Self.display) == [])
+        #expect(XClients.holders(among: [getpid()], server: 999_999_999, socket: .x11(Self.display)) == [])
     }
 }

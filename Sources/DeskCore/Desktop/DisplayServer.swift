@@ -17,15 +17,14 @@ public protocol DisplayServer: Sendable {
     func clientEnvironment(_ needs: DisplayServerNeeds) -> [String: String]
     /// The command that runs the desktop's script (`xstartup`) on it.
     func desktopCommand(xstartup: String) -> [String]
-    /// Where the desktop's programs connect to it: how deskd sees the desktop's first client.
-    func clientSocket(_ needs: DisplayServerNeeds) -> DisplayClientSocket
     /// Whether its last log lines say another server took the display between the look and
     /// its own lock (then the next display is tried).
     func displayWasTaken(log: [String]) -> Bool
 }
 
 /// Where a desktop's programs connect to its display server, as the kernel's socket tables name
-/// the connections the server accepted.
+/// the connections the server accepted: how deskd sees the desktop's first client. A running
+/// session knows it from its record (`ManagedSession.clientSocket`), after a restart too.
 public enum DisplayClientSocket: Sendable, Equatable {
     /// X display N: /tmp/.X11-unix/XN and its abstract twin, which any local user can bind, so
     /// only connections the server's own pid accepted count.

@@ -128,10 +128,6 @@ public struct WaylandVNC: DisplayServer {
 
     /// The compositor's Wayland sockets are in the private directory; any connection to one of
     /// them is to this desktop's compositor.
-    public func clientSocket(_ needs: DisplayServerNeeds) -> DisplayClientSocket {
-        Self.clientSocket(in: needs.directory)
-    }
-
     /// The Wayland sockets of a compositor whose XDG_RUNTIME_DIR is `directory`.
     public static func clientSocket(in directory: String) -> DisplayClientSocket {
         .inPrivateDirectory(prefix: directory + "/wayland-")

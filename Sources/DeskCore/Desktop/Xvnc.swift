@@ -13,8 +13,6 @@ public struct Xvnc: DisplayServer {
 
     public func desktopCommand(xstartup: String) -> [String] { ["/bin/sh", xstartup] }
 
-    public func clientSocket(_ needs: DisplayServerNeeds) -> DisplayClientSocket { .x11(needs.display) }
-
     public func commandLine(_ needs: DisplayServerNeeds) -> [String] {
         [
             executable,
