@@ -8,17 +8,23 @@ public struct GatewayGrant: Sendable, Equatable, Codable {
     /// deskd's number for this one browser's relay: what it closes by, and what the gateway
     /// reports closed.
     public var relay: UInt64
+    /// The desktop's VNC server gives every login input and its clipboard (wayvnc on the
+    /// owner-only socket, which asks no password): the gateway reads the desktop's messages too,
+    /// and keeps its clipboard from a browser that may not have it. An Xvnc desktop's stream is
+    /// relayed unread, since Xvnc itself keeps both from a view-only login.
+    public var measuredDesktop: Bool
 
-    public init(sessionID: String, viewOnly: Bool, relay: UInt64) {
+    public init(sessionID: String, viewOnly: Bool, relay: UInt64, measuredDesktop: Bool = false) {
         self.sessionID = sessionID
         self.viewOnly = viewOnly
         self.relay = relay
+        self.measuredDesktop = measuredDesktop
     }
 }
 
 extension GatewayGrant: CustomStringConvertible {
     public var description: String {
-        "session \(sessionID), relay \(relay)" + (viewOnly ? ", view-only" : "")
+        "session \(sessionID), relay \(relay)" + (viewOnly ? ", view-only" : "") + (measuredDesktop ? ", measured" : "")
     }
 }
 

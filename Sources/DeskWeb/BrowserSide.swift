@@ -37,6 +37,9 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
     let logger: Logger
     var phase = Phase.connectingToDesktop
     var stream: BrowserStream
+    /// The desktop's messages, read for a desktop whose server keeps nothing from a viewer
+    /// itself (`GatewayGrant.measuredDesktop`); nil where they are relayed unread.
+    var desktopMessages: ServerMessageFilter?
     var context: ChannelHandlerContext?
     var desktop: DesktopSide?
     var pendingRead = false
@@ -67,9 +70,13 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         var logger = environment.logger
         logger[metadataKey: "session.id"] = "\(grant.sessionID)"
         self.logger = logger
-        let clipboard = environment.configuration.clipboard.fromBrowserAllowed
-        stream = BrowserStream(filter: ClientMessageFilter(policy: .init(viewOnly: grant.viewOnly, clipboardFromBrowser: clipboard),
+        let clipboard = environment.configuration.clipboard
+        stream = BrowserStream(filter: ClientMessageFilter(policy: .init(viewOnly: grant.viewOnly, clipboardFromBrowser: clipboard.fromBrowserAllowed,
+                                                                         measuredDesktop: grant.measuredDesktop),
                                                            maxClipboardBytes: environment.limits.maxClipboardBytes))
+        if grant.measuredDesktop {
+            desktopMessages = ServerMessageFilter(policy: .init(clipboardToBrowser: clipboard.toBrowserAllowed && !grant.viewOnly))
+        }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -288,7 +295,26 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
 
     func fromDesktop(_ data: ByteBuffer) {
         lastHeard = .now()
-        context?.write(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: data)), promise: nil)
+        guard desktopMessages != nil else {
+            context?.write(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: data)), promise: nil)
+            return
+        }
+        guard let context, phase == .relaying || phase == .handshaking, var filter = desktopMessages else { return }
+        desktopMessages = nil   // held here alone while it reads, so its buffers are not copied
+        var input = data, passed = context.channel.allocator.buffer(capacity: data.readableBytes)
+        // The browser's SetPixelFormat is passed only before it asks for the screen, so every
+        // update is measured in the format it was sent in.
+        filter.requestedFormat = stream.filter.pixelFormat
+        do throws(ServerMessageFilter.Violation) {
+            try filter.filter(&input, into: &passed)
+        } catch {
+            desktopMessages = filter
+            logger.warning("desktop's messages refused", metadata: ["reason": "\(error)"])
+            return closeAll()
+        }
+        desktopMessages = filter
+        guard passed.readableBytes > 0 else { return }
+        context.write(Self.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .binary, data: passed)), promise: nil)
     }
 
     func flushToBrowser() {

@@ -29,11 +29,17 @@ public struct ClientMessageFilter: Sendable {
         /// always reads 6 bytes, and for any server not known to read it: then -316 never
         /// reaches the server, no server acknowledges it, and browsers keep to 6-byte events.
         public var extendedMouseButtons: Bool
+        /// The gateway reads the desktop's messages (ServerMessageFilter), so the browser may
+        /// ask only for encodings it measures, and set its pixel format only before it first
+        /// asks for the screen: a format changed while an update is on its way would have the
+        /// update measured by the wrong one.
+        public var measuredDesktop: Bool
 
-        public init(viewOnly: Bool, clipboardFromBrowser: Bool, extendedMouseButtons: Bool = false) {
+        public init(viewOnly: Bool, clipboardFromBrowser: Bool, extendedMouseButtons: Bool = false, measuredDesktop: Bool = false) {
             self.viewOnly = viewOnly
             self.clipboardFromBrowser = clipboardFromBrowser
             self.extendedMouseButtons = extendedMouseButtons
+            self.measuredDesktop = measuredDesktop
         }
     }
 
@@ -43,6 +49,8 @@ public struct ClientMessageFilter: Sendable {
         case oversizedClipboard(Int)
         case oversizedFence(Int)
         case tooManyEncodings(Int)
+        case lateSetPixelFormat
+        case unmeasurablePixelFormat
 
         public var description: String {
             switch self {
@@ -50,6 +58,8 @@ public struct ClientMessageFilter: Sendable {
             case .oversizedClipboard(let length): "the browser sent \(length) bytes of clipboard, more than the gateway passes"
             case .oversizedFence(let length): "the browser sent a fence with \(length) bytes of payload (at most 64)"
             case .tooManyEncodings(let count): "the browser listed \(count) encodings (at most \(ClientMessageFilter.maxEncodings))"
+            case .lateSetPixelFormat: "the browser changed its pixel format after asking for the screen, which the gateway does not pass to this desktop"
+            case .unmeasurablePixelFormat: "the browser asked for a pixel format the gateway cannot measure for this desktop"
             }
         }
     }
@@ -82,8 +92,9 @@ public struct ClientMessageFilter: Sendable {
         case header
         /// The rest of a message whose length is known, passed or dropped.
         case body(remaining: Int, pass: Bool)
-        /// The rest of a SetEncodings of `length` bytes, collected in `header`.
-        case encodings(length: Int)
+        /// The rest of a message of `length` bytes that is held whole (SetEncodings, and a
+        /// measured desktop's SetPixelFormat), collected in `header`.
+        case held(length: Int)
     }
 
     public let policy: Policy
@@ -95,6 +106,11 @@ public struct ClientMessageFilter: Sendable {
     private var extendedPointerEvents = false
     /// Messages dropped so far (tests, and the relay's log line at the end).
     public private(set) var droppedMessages = 0
+    /// The pixel format of the SetPixelFormat last passed, for a measured desktop.
+    public private(set) var pixelFormat: PixelFormat?
+    /// Whether a FramebufferUpdateRequest or EnableContinuousUpdates has been passed: from then
+    /// on, updates may be on their way.
+    private var screenRequested = false
 
     public init(policy: Policy, maxClipboardBytes: Int = 1 << 20) {
         self.policy = policy
@@ -117,18 +133,21 @@ public struct ClientMessageFilter: Sendable {
                 let slice = input.readSlice(length: count)!
                 if pass { output.writeImmutableBuffer(slice) }
                 state = remaining == count ? .header : .body(remaining: remaining - count, pass: pass)
-            case .encodings(let length):
+            case .held(let length):
                 header += input.readBytes(length: min(length - header.count, input.readableBytes))!
                 guard header.count == length else { continue }
-                passEncodings(into: &output)
+                try passHeld(into: &output)
                 state = .header
             case .header:
                 header.append(input.readInteger(as: UInt8.self)!)
                 guard let length = try Self.length(of: header, maxClipboardBytes: maxClipboardBytes,
                                                    extendedPointerEvents: extendedPointerEvents) else { continue }
-                if header[0] == MessageType.setEncodings {
-                    if header.count == length { passEncodings(into: &output) } else { state = .encodings(length: length) }
+                if header[0] == MessageType.setEncodings || (header[0] == MessageType.setPixelFormat && policy.measuredDesktop) {
+                    if header.count == length { try passHeld(into: &output) } else { state = .held(length: length) }
                     continue
+                }
+                if header[0] == MessageType.framebufferUpdateRequest || header[0] == MessageType.enableContinuousUpdates {
+                    screenRequested = true
                 }
                 let pass = passes(header[0])
                 if pass { output.writeBytes(header) } else { droppedMessages += 1 }
@@ -138,13 +157,25 @@ public struct ClientMessageFilter: Sendable {
         }
     }
 
-    /// Passes the SetEncodings in `header` on, without -316 unless this Xvnc reads it, and
-    /// notes whether Xvnc now measures pointer events by it (each SetEncodings replaces the last).
+    /// Passes the message held whole in `header` on.
+    private mutating func passHeld(into output: inout ByteBuffer) throws(Violation) {
+        guard header[0] == MessageType.setPixelFormat else { return passEncodings(into: &output) }
+        guard !screenRequested else { throw .lateSetPixelFormat }
+        guard let format = PixelFormat(header[4..<20]), format.isMeasurable else { throw .unmeasurablePixelFormat }
+        pixelFormat = format
+        output.writeBytes(header)
+        header.removeAll(keepingCapacity: true)
+    }
+
+    /// Passes the SetEncodings in `header` on, without -316 unless this Xvnc reads it (and for a
+    /// measured desktop, with only what the gateway measures), and notes whether Xvnc now
+    /// measures pointer events by it (each SetEncodings replaces the last).
     private mutating func passEncodings(into output: inout ByteBuffer) {
         var encodings = stride(from: 4, to: header.count, by: 4).map { at in
             Int32(bitPattern: header[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         }
         if !policy.extendedMouseButtons { encodings.removeAll { $0 == Self.extendedMouseButtons } }
+        if policy.measuredDesktop { encodings.removeAll { !ServerMessageFilter.isMeasurable($0) } }
         extendedPointerEvents = encodings.contains(Self.extendedMouseButtons)
         output.writeBytes(header[0...1])
         output.writeInteger(UInt16(encodings.count))

@@ -17,6 +17,12 @@ confirmation) and waits for the ended card. With --wait-logout S, U's page then 
 to S seconds to be logged out for inactivity. Screenshots go to DIR: login.png, cards.png,
 desktop.png, viewer.png, ended.png, logged-out.png.
 
+    portal_in_browser.py open --url BASE --user U --password P --desktop NAME --type TEXT --screenshot PNG
+
+logs in as U, starts the desktop NAME from the start form, waits for its card to say ready,
+opens it (noVNC through the gateway, in a new tab), sees it, types TEXT into it and saves a
+screenshot of the tab; the desktop is left running for the caller.
+
 Exit status 0 when every step ran (what it saw is for the caller to judge), 1 when one failed
 ("error" says which), 2 when the harness cannot run.
 """
@@ -210,6 +216,47 @@ def flow(args):
     return 1 if result["error"] else 0
 
 
+def open_started(args):
+    result = {"steps": [], "error": None, "console": []}
+    step = lambda name: result["steps"].append(name)  # noqa: E731
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=harness.CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            context = browser.new_context(viewport={"width": 1100, "height": 800})
+            page = context.new_page()
+            page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
+            log_in(page, args.url, args.user, args.password)
+            wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
+            step("logged in")
+            wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
+            result["offered"] = page.locator("#start-desktop option").all_inner_texts()
+            page.select_option("#start-desktop", args.desktop)
+            page.click("#start-submit")
+            card = page.locator("article.card:not(.ended)").first
+            wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
+            result["card"] = card.inner_text()
+            step("started " + args.desktop)
+            with context.expect_page() as opened:
+                card.get_by_role("button", name="Open").click()
+            desktop = opened.value
+            desktop.on("console", lambda m: result["console"].append(f"desktop {m.type}: {m.text}"[:300]))
+            state = desktop_shown(desktop, 30)
+            result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
+            type_into(desktop, args.type)
+            desktop.wait_for_timeout(1500)
+            desktop.screenshot(path=args.screenshot)
+            result["connectedAfterTyping"] = desktop.evaluate(harness.PAGE_STATE)["connected"]
+            step("opened the desktop and typed")
+        except Exception as error:  # reported, not raised: the caller reads what was reached
+            result["error"] = f"{type(error).__name__}: {error}"[:600]
+        finally:
+            browser.close()
+    json.dump(result, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 1 if result["error"] else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -217,8 +264,11 @@ def main():
     for name in ["--url", "--user", "--password", "--viewer", "--viewer-password", "--type", "--viewer-type", "--screenshots"]:
         f.add_argument(name, required=True)
     f.add_argument("--wait-logout", type=float, default=0)
+    o = sub.add_parser("open")
+    for name in ["--url", "--user", "--password", "--desktop", "--type", "--screenshot"]:
+        o.add_argument(name, required=True)
     args = parser.parse_args()
-    sys.exit(flow(args))
+    sys.exit(flow(args) if args.command == "flow" else open_started(args))
 
 
 if __name__ == "__main__":

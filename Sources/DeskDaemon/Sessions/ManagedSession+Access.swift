@@ -83,14 +83,20 @@ extension ManagedSession {
     /// pid that must be serving it, and a password read now from the session's file (a `passwd`
     /// since the link was made counts). nil unless the session runs, on a Unix socket.
     ///
-    /// A view-only browser logs in with the view-only password, so that Xvnc itself gives it
+    /// A view-only browser of an Xvnc desktop logs in with the view-only password, so that Xvnc itself gives it
     /// view rights only: no input, and none of the owner's clipboard (ServerCutText), which the
     /// gateway could not withhold from a full login without parsing every framebuffer update. A
     /// session without a view-only password gets one now, which nobody is shown.
     func gatewayLogin(viewOnly: Bool) async -> DesktopLogin? {
         if isCluster { return clusterDesktopLogin(viewOnly: viewOnly) }
         let exposure = environment.configuration.value.vncExposure
-        guard isRunning, exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
+        guard isRunning else { return nil }
+        if !record.session.isXvnc {
+            // wayvnc on the session's owner-only socket asks no password, and has no view-only
+            // one: the gateway itself keeps a view-only browser's input and the clipboard out.
+            return DesktopLogin(endpoint: endpoint, xvnc: record.session.pid, password: nil)
+        }
+        guard exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
         let lock = passwordFile
         let password = await onDedicatedThread { () -> String? in

@@ -43,18 +43,9 @@ extension SessionService {
     /// browser that opens it (the portal's own sharing; a link without is anyone's who holds it).
     func browserLink(_ display: Display, viewOnly: Bool, ttlSeconds: Int, viewers: [String] = [], hostName: String, caller: Caller) async throws(DeskError) -> BrowserLink {
         let managed = try await session(on: display, caller: caller, action: "open in a browser")
-        try Self.checkBrowsable(await managed.session)
         let base = try browserLinkBase(ttlSeconds: ttlSeconds, hostName: hostName, example: "deskctl url \(display) --ttl 10m")
         let named = try Self.viewerAccounts(viewers)
         return try await browserLink(to: managed, base: base, viewOnly: viewOnly, ttlSeconds: ttlSeconds, viewers: named, caller: caller)
-    }
-
-    /// wayvnc gives every login the desktop's clipboard: a view-only browser, or a host that keeps
-    /// the clipboard from browsers, would get it through a gateway that passes the server's
-    /// messages on unread. Until the gateway reads them, no browser for a Wayland desktop.
-    static func checkBrowsable(_ session: Session) throws(DeskError) {
-        guard !session.isXvnc else { return }
-        throw DeskError(.badRequest, "the desktop on \(session.display) is a Wayland desktop, which deskd does not open in a browser yet: its VNC server would show every browser the desktop's clipboard. Connect with a VNC viewer through its socket (deskctl show \(session.display) says how).")
     }
 
     /// The accounts a link is for, by name: each must be an account here (a link for a name
@@ -94,7 +85,6 @@ extension SessionService {
         let session = await managed.session
         let display = session.display
         try checkGatewayCanLogIn(to: session.rfbSocket == nil)
-        try Self.checkBrowsable(session)
         guard await managed.isRunning else {
             throw DeskError(.noSuchSession, "the session on \(display) is \(session.state.rawValue); a link is for a running session (see deskctl list).")
         }

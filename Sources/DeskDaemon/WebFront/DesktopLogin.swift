@@ -14,7 +14,10 @@ public struct DesktopLogin: Sendable {
     /// The pid that must serve `endpoint`: anything else listening there gets no password response.
     public var xvnc: Int32
     /// The VNC password (the view-only one for a view-only browser); never sent to a browser.
-    public var password: String
+    /// nil for a server that asks none on its owner-only socket (wayvnc): then it must offer
+    /// security type None, and the gateway keeps a view-only browser's input and the clipboard
+    /// from it (`GatewayGrant.measuredDesktop`).
+    public var password: String?
     /// A cluster desktop: `endpoint` is its job's relay on a compute node, which must be shown
     /// the session's key (the hop handshake) before it relays a byte; there is no local Xvnc pid.
     public var hop: Hop?
@@ -29,7 +32,7 @@ public struct DesktopLogin: Sendable {
         }
     }
 
-    public init(endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String, hop: Hop? = nil) {
+    public init(endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String?, hop: Hop? = nil) {
         self.endpoint = endpoint
         self.address = address
         self.xvnc = xvnc

@@ -1,0 +1,293 @@
+import NIOCore
+
+/// What of a desktop's RFB server messages reaches a browser, for a desktop whose server cannot
+/// be told to keep things from a viewer: wayvnc gives every login input and the desktop's
+/// clipboard, and knows no view-only password. (Xvnc can: a view-only browser logs in with the
+/// view-only password and Xvnc runs with -SendCutText=0 where the clipboard must not leave, so
+/// its stream is relayed unread.)
+///
+/// The filter reads every message from ServerInit on and drops ServerCutText unless the policy
+/// lets the desktop's clipboard reach this browser. To find the messages in the stream it must
+/// measure every framebuffer update, and an update's length depends on its encodings and on the
+/// pixel format: so the gateway lets the browser ask only for encodings measured here
+/// (`measurableEncodings`, enforced by ClientMessageFilter) and change the pixel format only
+/// before it first asks for the screen, and anything the filter cannot measure ends the
+/// connection rather than being passed on: a filter that lost its place could pass a
+/// ServerCutText as pixels.
+///
+/// The stream is never held whole: headers (at most about a kilobyte, a Tight palette) are
+/// collected, bodies are passed or dropped as they come.
+public struct ServerMessageFilter: Sendable {
+    public struct Policy: Sendable, Equatable {
+        /// Pass ServerCutText (the desktop's clipboard, to the browser).
+        public var clipboardToBrowser: Bool
+
+        public init(clipboardToBrowser: Bool) {
+            self.clipboardToBrowser = clipboardToBrowser
+        }
+    }
+
+    public enum Violation: Error, Equatable, CustomStringConvertible {
+        case unknownMessage(UInt8)
+        case unknownEncoding(Int32)
+        case unmeasurablePixelFormat
+        case tightControl(UInt8)
+        case oversizedFence(Int)
+
+        public var description: String {
+            switch self {
+            case .unknownMessage(let type): "the desktop sent RFB message type \(type), which the gateway does not pass"
+            case .unknownEncoding(let encoding): "the desktop sent a rectangle in encoding \(encoding), which the gateway cannot measure"
+            case .unmeasurablePixelFormat: "the desktop's pixel format is not one the gateway can measure"
+            case .tightControl(let control): "the desktop sent a Tight rectangle with control byte \(control), which the gateway cannot measure"
+            case .oversizedFence(let length): "the desktop sent a fence with \(length) bytes of payload (at most 64)"
+            }
+        }
+    }
+
+    /// RFB server message types (RFC 6143 §7.6 and the extensions the measured encodings bring).
+    public enum MessageType {
+        public static let framebufferUpdate: UInt8 = 0
+        public static let setColourMapEntries: UInt8 = 1
+        public static let bell: UInt8 = 2
+        public static let serverCutText: UInt8 = 3
+        public static let endOfContinuousUpdates: UInt8 = 150
+        public static let fence: UInt8 = 248
+    }
+
+    /// Encoding numbers (RFC 6143 §7.7 and the RFB community registry).
+    public enum Encoding {
+        public static let raw: Int32 = 0
+        public static let copyRect: Int32 = 1
+        public static let tight: Int32 = 7
+        public static let zrle: Int32 = 16
+        public static let cursor: Int32 = -239
+        public static let desktopSize: Int32 = -223
+        public static let lastRect: Int32 = -224
+        public static let qemuExtendedKeyEvent: Int32 = -258
+        public static let qemuLEDState: Int32 = -261
+        public static let desktopName: Int32 = -307
+        public static let extendedDesktopSize: Int32 = -308
+        public static let fence: Int32 = -312
+        public static let continuousUpdates: Int32 = -313
+        public static let vmwareLEDState = Int32(bitPattern: 0x574D_5668)
+    }
+
+    /// What a browser may ask a measured desktop for in SetEncodings: the rectangles measured
+    /// here, the pseudo-encodings whose messages are, and the Tight quality and compression
+    /// levels, which bring no rectangle of their own. The rest (Hextile, RRE, TightPNG, JPEG,
+    /// H.264, the extended clipboard, ExtendedMouseButtons, xvp, …) is taken out of the list.
+    public static func isMeasurable(_ encoding: Int32) -> Bool {
+        switch encoding {
+        case Encoding.raw, Encoding.copyRect, Encoding.tight, Encoding.zrle, Encoding.cursor, Encoding.desktopSize,
+             Encoding.lastRect, Encoding.qemuExtendedKeyEvent, Encoding.qemuLEDState, Encoding.desktopName,
+             Encoding.extendedDesktopSize, Encoding.fence, Encoding.continuousUpdates, Encoding.vmwareLEDState:
+            true
+        case -32 ... -23, -256 ... -247:   // JPEG quality level, compression level
+            true
+        default:
+            false
+        }
+    }
+
+    private enum State: Sendable {
+        /// ServerInit's fixed part (24 bytes), then its name.
+        case serverInit
+        /// A message's header, until its length is known.
+        case message
+        /// A rectangle's header (with what of its body tells the body's length).
+        case rectangle
+        /// The rest of a message or rectangle, passed or dropped.
+        case body(remaining: Int, pass: Bool)
+    }
+
+    public let policy: Policy
+    private var state: State = .serverInit
+    private var header: [UInt8] = []
+    /// Rectangles left in the framebuffer update being read.
+    private var rectangles = 0
+    /// The pixel format ServerInit announced.
+    private var serverFormat: PixelFormat?
+    /// The pixel format the browser asked for, once the gateway passed its SetPixelFormat on.
+    public var requestedFormat: PixelFormat?
+    /// ServerCutText messages dropped so far.
+    public private(set) var droppedMessages = 0
+
+    public init(policy: Policy) {
+        self.policy = policy
+        header.reserveCapacity(32)
+    }
+
+    /// Reads all of `input`, appending to `output` what may reach the browser.
+    public mutating func filter(_ input: inout ByteBuffer, into output: inout ByteBuffer) throws(Violation) {
+        while input.readableBytes > 0 {
+            switch state {
+            case .body(let remaining, let pass):
+                let count = min(remaining, input.readableBytes)
+                let slice = input.readSlice(length: count)!
+                if pass { output.writeImmutableBuffer(slice) }
+                finishBody(remaining: remaining - count, pass: pass)
+            case .serverInit:
+                header.append(input.readInteger(as: UInt8.self)!)
+                guard header.count == 24 else { continue }
+                serverFormat = PixelFormat(header[4..<20])
+                let nameLength = Int(Self.u32(header, 20))
+                output.writeBytes(header)
+                header.removeAll(keepingCapacity: true)
+                finishBody(remaining: nameLength, pass: true)
+            case .message:
+                header.append(input.readInteger(as: UInt8.self)!)
+                guard let measured = try Self.measureMessage(header) else { continue }
+                if header[0] == MessageType.framebufferUpdate {
+                    output.writeBytes(header)
+                    rectangles = Int(Self.u16(header, 2))
+                    header.removeAll(keepingCapacity: true)
+                    state = .rectangle
+                    nextRectangle()
+                    continue
+                }
+                let pass = header[0] != MessageType.serverCutText || policy.clipboardToBrowser
+                if pass { output.writeBytes(header) } else { droppedMessages += 1 }
+                header.removeAll(keepingCapacity: true)
+                finishBody(remaining: measured, pass: pass)
+            case .rectangle:
+                header.append(input.readInteger(as: UInt8.self)!)
+                guard let format = requestedFormat ?? serverFormat, format.isMeasurable else { throw .unmeasurablePixelFormat }
+                guard let measured = try Self.measureRectangle(header, format: format) else { continue }
+                output.writeBytes(header)
+                if Self.encoding(header) == Encoding.lastRect { rectangles = 0 } else { rectangles -= 1 }
+                header.removeAll(keepingCapacity: true)
+                finishBody(remaining: measured, pass: true)
+            }
+        }
+    }
+
+    /// After a body (or `remaining` of it): the next rectangle of the update, or the next message.
+    private mutating func finishBody(remaining: Int, pass: Bool) {
+        guard remaining == 0 else {
+            state = .body(remaining: remaining, pass: pass)
+            return
+        }
+        state = .rectangle
+        nextRectangle()
+    }
+
+    /// The update goes on with its next rectangle, or ends.
+    private mutating func nextRectangle() {
+        if case .rectangle = state, rectangles == 0 { state = .message }
+    }
+
+    // MARK: Measuring
+
+    /// A message's body length once `header` holds enough of it to tell (a framebuffer
+    /// update's header is 4 bytes, its rectangles follow); nil while it does not.
+    static func measureMessage(_ header: [UInt8]) throws(Violation) -> Int? {
+        switch header[0] {
+        case MessageType.framebufferUpdate:
+            return header.count == 4 ? 0 : nil
+        case MessageType.setColourMapEntries:
+            return header.count == 6 ? 6 * Int(u16(header, 4)) : nil
+        case MessageType.bell, MessageType.endOfContinuousUpdates:
+            return 0
+        case MessageType.serverCutText:
+            // The extended clipboard sends its length negated; it is never negotiated here, but
+            // the magnitude is the length either way.
+            return header.count == 8 ? Int(Int32(bitPattern: u32(header, 4)).magnitude) : nil
+        case MessageType.fence:
+            guard header.count == 9 else { return nil }
+            guard header[8] <= 64 else { throw .oversizedFence(Int(header[8])) }
+            return Int(header[8])
+        default:
+            throw .unknownMessage(header[0])
+        }
+    }
+
+    /// A rectangle's body length once `header` holds its 12 bytes and whatever of the body
+    /// tells its length (ZRLE's length, a Tight rectangle's control byte, filter, palette and
+    /// compact length, …); nil while it does not.
+    static func measureRectangle(_ header: [UInt8], format: PixelFormat) throws(Violation) -> Int? {
+        guard header.count >= 12 else { return nil }
+        let width = Int(u16(header, 4)), height = Int(u16(header, 6))
+        switch encoding(header) {
+        case Encoding.raw:
+            return width * height * format.bytesPerPixel
+        case Encoding.copyRect:
+            return 4
+        case Encoding.zrle, Encoding.desktopName:
+            return header.count == 16 ? Int(u32(header, 12)) : nil
+        case Encoding.tight:
+            return try measureTight(header[12...], width: width, height: height, format: format)
+        case Encoding.cursor:
+            return width * height * format.bytesPerPixel + (width + 7) / 8 * height
+        case Encoding.desktopSize, Encoding.lastRect, Encoding.qemuExtendedKeyEvent:
+            return 0
+        case Encoding.qemuLEDState:
+            return 1
+        case Encoding.vmwareLEDState:
+            return 4
+        case Encoding.extendedDesktopSize:
+            return header.count == 16 ? 16 * Int(header[12]) : nil
+        case let other:
+            throw .unknownEncoding(other)
+        }
+    }
+
+    /// A Tight rectangle (the TightVNC protocol, as in rfbproto): a control byte; a fill's one
+    /// pixel; a JPEG's compact length; or basic compression's optional filter (a palette brings
+    /// its colours), then the data, sent as is when under 12 bytes, else after a compact length.
+    static func measureTight(_ tight: ArraySlice<UInt8>, width: Int, height: Int, format: PixelFormat) throws(Violation) -> Int? {
+        let start = tight.startIndex
+        guard let control = tight.first else { return nil }
+        switch control >> 4 {
+        case 0x8:   // fill
+            return format.tightPixelBytes
+        case 0x9:   // JPEG
+            return compactLength(tight, at: start + 1)
+        case 0xA...:   // PNG (TightPNG, never negotiated) or nothing defined
+            throw .tightControl(control)
+        default:
+            break
+        }
+        var at = start + 1, rowBytes = width * format.tightPixelBytes
+        if control & 0x40 != 0 {
+            guard tight.count >= 2 else { return nil }
+            at += 1
+            switch tight[start + 1] {
+            case 0, 2:   // copy, gradient
+                break
+            case 1:   // palette
+                guard tight.endIndex > at else { return nil }
+                let colours = Int(tight[at]) + 1
+                at += 1 + colours * format.tightPixelBytes
+                guard tight.endIndex >= at else { return nil }
+                rowBytes = colours == 2 ? (width + 7) / 8 : width
+            default:
+                throw .tightControl(control)
+            }
+        }
+        let size = rowBytes * height
+        return size < 12 ? size : compactLength(tight, at: at)
+    }
+
+    /// Tight's compact length at `at`: 1 to 3 bytes, 7 bits each but the third's 8; nil until
+    /// its last byte is in.
+    static func compactLength(_ bytes: ArraySlice<UInt8>, at: Int) -> Int? {
+        var value = 0
+        for index in 0..<3 {
+            guard bytes.endIndex > at + index else { return nil }
+            let byte = Int(bytes[at + index])
+            if index == 2 { return value | byte << 14 }
+            value |= (byte & 0x7F) << (7 * index)
+            if byte & 0x80 == 0 { return value }
+        }
+        return value
+    }
+
+    static func encoding(_ header: [UInt8]) -> Int32 { Int32(bitPattern: u32(header, 8)) }
+
+    static func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]) }
+
+    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        bytes[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+}
