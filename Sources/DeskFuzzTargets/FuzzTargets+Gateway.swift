@@ -139,6 +139,44 @@ extension FuzzTargets {
         return outcome
     }
 
+    /// A Wayland desktop's RFB as the gateway reads it for a browser (ServerMessageFilter: the
+    /// owner's wayvnc, or whatever the owner runs in its place, may send anything): the first
+    /// byte plans the cut, the second is the policy (bit 0 the clipboard may reach the browser,
+    /// bit 1 the browser asked for 16-bit pixels). However the stream is cut, the gateway passes
+    /// the same and stops at the same place; what it passes, read again, is passed whole with no
+    /// ServerCutText left in it where the policy keeps the clipboard.
+    static let rfbServerMessages: Target = { bytes in
+        guard bytes.count >= 2 else { return }
+        let policy = ServerMessageFilter.Policy(clipboardToBrowser: bytes[1] & 1 != 0)
+        let requested = bytes[1] & 2 != 0 ? PixelFormat([16, 16, 0, 1, 0, 31, 0, 63, 0, 31, 11, 5, 0, 0, 0, 0]) : nil
+        let stream = bytes.dropFirst(2)
+        let whole = desktopStream([stream], policy: policy, requested: requested)
+        let cut = desktopStream(pieces(stream, plan: bytes[0]), policy: policy, requested: requested)
+        precondition(whole.passed == cut.passed && whole.violation == cut.violation,
+                     "the gateway's reading of the desktop depends on how its bytes were cut: \(whole.violation.map(String.init(describing:)) ?? "passed") against \(cut.violation.map(String.init(describing:)) ?? "passed")")
+        let again = desktopStream([whole.passed[...]], policy: policy, requested: requested)
+        precondition(again.violation == nil && again.passed == whole.passed, "what the filter passed, it refuses or changes when read again")
+        if !policy.clipboardToBrowser { precondition(again.dropped == 0, "the filter passed the desktop's clipboard where the policy keeps it") }
+    }
+
+    static func desktopStream(_ pieces: [ArraySlice<UInt8>], policy: ServerMessageFilter.Policy,
+                              requested: PixelFormat?) -> (passed: [UInt8], violation: ServerMessageFilter.Violation?, dropped: Int) {
+        var filter = ServerMessageFilter(policy: policy)
+        filter.requestedFormat = requested
+        var passed: [UInt8] = []
+        for piece in pieces {
+            var input = ByteBuffer(bytes: piece), output = ByteBuffer()
+            do throws(ServerMessageFilter.Violation) {
+                try filter.filter(&input, into: &output)
+                passed += output.readableBytesView
+            } catch {
+                passed += output.readableBytesView
+                return (passed, error, filter.droppedMessages)
+            }
+        }
+        return (passed, nil, filter.droppedMessages)
+    }
+
     /// What deskd reads from its web front (deskd-web runs as its own user: a front taken over
     /// may send anything): a request, written again, reads back the same.
     static let frontRequest: Target = { bytes in

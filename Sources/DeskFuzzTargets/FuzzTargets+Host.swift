@@ -47,6 +47,17 @@ extension FuzzTargets {
         }
     }
 
+    /// A Wayland desktop's record of its displays (the owner's compositor writes it, so the
+    /// owner may write anything there), as the teardown reads it for Xwayland's display: only a
+    /// number on a DISPLAY=: line of its own is one.
+    static let waylandRecord: Target = { bytes in
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let display = WaylandVNC.xDisplay(recordedIn: text) else { return }
+        precondition((0..<65536).contains(display.number), "a display out of X's range was read: \(display)")
+        precondition(text.split(separator: "\n").contains { $0.hasPrefix("DISPLAY=:") && Int($0.dropFirst(9)) == display.number },
+                     "a display was read from no DISPLAY line: \(display)")
+    }
+
     /// A session's Xauthority file, read as libXau reads it (its owner may rewrite it), and written again.
     static let xauthority: Target = { bytes in
         guard let entries = XAuthority.entries(in: bytes) else { return }

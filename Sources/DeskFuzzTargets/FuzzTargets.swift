@@ -26,11 +26,13 @@ public enum FuzzTargets {
         "time-texts": timeTexts,
         "gateway-http": gatewayHTTP,
         "rfb-client-messages": rfbClientMessages,
+        "rfb-server-messages": rfbServerMessages,
         "front-request": frontRequest,
         "rfb-server": rfbServer,
         "proc-text": procText,
         "sock-diag": sockDiag,
         "xauthority": xauthority,
+        "wayland-record": waylandRecord,
     ]
 
     /// `stream` cut where `plan` says, as a socket's reads might cut it: 0 keeps it whole;
