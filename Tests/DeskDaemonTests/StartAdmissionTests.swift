@@ -47,6 +47,22 @@ import Testing
         #expect(plan.geometry == DaemonConfiguration().defaultGeometry)
     }
 
+    /// auto picks X desktops only, xterm last; on a host with none of them but a Wayland
+    /// desktop, it starts that one (labwc before sway), by its own template.
+    @Test func autoStartsAWaylandDesktopOnlyWhereNoXDesktopIsInstalled() throws {
+        let sway: Set<String> = ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/wayvnc", "/usr/bin/foot"]
+        let labwc: Set<String> = ["/usr/bin/labwc", "/usr/bin/wayvnc", "/usr/bin/foot", "/usr/bin/waybar"]
+        func started(_ installed: Set<String>) throws -> String {
+            try Self.admission(facts: Self.facts(installed: installed)).admit(StartRequest(desktop: "auto"), caller: Self.aliceCalls).template.name
+        }
+        #expect(try started(sway.union(labwc).union(["/usr/bin/xterm", "/usr/bin/Xtigervnc"])) == "auto")
+        #expect(try started(sway.union(["/usr/bin/Xtigervnc"])) == "sway")
+        #expect(try started(sway.union(labwc)) == "labwc", "a Wayland desktop needs no Xtigervnc")
+        // With nothing at all, the refusal names what auto's X desktops need, not sway.
+        let bare = Self.refusal(Self.admission(facts: Self.facts(installed: [])), StartRequest(desktop: "auto"))
+        #expect(bare?.message.contains("(xterm is missing)") == true, "\(bare?.message ?? "started")")
+    }
+
     @Test func anAdminStartsForAnotherUserOnTheDisplayAndSizeAsked() throws {
         let request = StartRequest(user: "bob", display: Display(7), geometry: try Geometry(parsing: "1280x800"), depth: 16)
         let plan = try Self.admission().admit(request, caller: Self.rootCalls)

@@ -21,9 +21,10 @@ struct StartAdmission {
         let desktopName = request.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(desktopName)
         let library = TemplateLibrary(directories: configuration.templateDirectories)
-        let template = try library.template(named: desktopName)
+        var template = try library.template(named: desktopName)
         // A user's xstartup is an X session's script: a Wayland desktop runs its template's.
         let userXstartup = configuration.honourUserXstartup && request.desktop == nil && template.compositor == nil
+        if !userXstartup { template = try waylandFallback(for: template, library: library) }
         try checkServes(template)
         // A desktop whose programs are not there would only exit at once; say what to install.
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
@@ -82,6 +83,19 @@ struct StartAdmission {
         try settings.choices(partitions: facts.partitions()).check(merged)
         return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: nil,
                           userXstartup: false, slurm: merged, configuration: configuration)
+    }
+
+    /// auto runs in Xvnc and picks among X desktops itself; where none of them can start (not
+    /// even xterm) but a Wayland desktop it names can, that desktop's own template is started
+    /// instead, so a host with only labwc or sway still gets a desktop from `auto`. Never while
+    /// an X desktop can start: auto does not pick Wayland unless nothing else is installed.
+    private func waylandFallback(for template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) -> XstartupTemplate {
+        guard !template.picks.isEmpty else { return template }
+        let catalog = library.catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath,
+                                      isExecutable: facts.isExecutable, isFile: facts.isFile)
+        guard let starts = catalog.first(where: { $0.name == template.name })?.starts else { return template }
+        let picked = try library.template(named: starts)
+        return picked.compositor == nil ? template : picked
     }
 
     /// A Wayland desktop's VNC server (wayvnc) is served only on the session's owner-only socket,
