@@ -36,6 +36,12 @@ struct DesktopEnvironment {
         return entries
     }
 
+    /// What the display server itself is started with: the above, and for a Wayland compositor
+    /// its XDG_RUNTIME_DIR (the private directory), where it makes its sockets.
+    func server(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {
+        displayServer.sessionType == "wayland" ? server + ["XDG_RUNTIME_DIR=\(needs.directory)"] : server
+    }
+
     /// The desktop's, and any client the job starts on it (the time warning): the server's,
     /// with what reaches the display server (for Xvnc, the display and the cookie that opens it).
     func client(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {

@@ -49,14 +49,21 @@ extension DesktopJob {
         self.listener = listener
 
         do { try DisplayChoice.checkSocketDirectory(node: node) } catch { throw .failed(error) }
-        let (xvnc, display) = try startXvnc(account: account, directory: directory)
-        try startDesktop(account: account, directory: directory, display: display)
+        let server: ChildProcess
+        if spec.isWayland {
+            server = try startCompositor(account: account, directory: directory)
+        } else {
+            server = try startXvnc(account: account, directory: directory)
+        }
+        try startDesktop(account: account, directory: directory)
 
-        if !listener.start(session: spec.session, key: key, socketPath: directory.rfbSocket, xvnc: xvnc.pid, board: relays, events: events) {
+        if !listener.start(session: spec.session, key: key, socketPath: directory.rfbSocket, xvnc: server.pid, board: relays, events: events) {
             throw .failed(JobFailure("could not start the thread that accepts the gateway's relays."))
         }
+        // A Wayland desktop's X display is Xwayland's, chosen by its compositor (0 where it has none).
+        let xDisplay = display ?? xwaylandDisplay(in: directory) ?? Display(0)
         reporter.announce(JobReport(event: .ready, node: node, address: listener.address, port: listener.port,
-                                    display: display.number, socket: directory.rfbSocket))
+                                    display: xDisplay.number, socket: directory.rfbSocket))
         isReady = true
         if warningPending {
             warningPending = false
@@ -66,7 +73,7 @@ extension DesktopJob {
 
     /// Xvnc on the lowest free display, answering RFB on the job's socket; the next display
     /// if another X server took this one first.
-    private func startXvnc(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> (ChildProcess, Display) {
+    private func startXvnc(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
         let cookie = XAuthority.generate()
         let environment = DesktopEnvironment(account: account, sessionID: spec.session)
         var tried: Set<Int> = []
@@ -98,7 +105,7 @@ extension DesktopJob {
 
             switch try waitForRFB(from: process, socket: directory.rfbSocket) {
             case .answered:
-                return (process, display)
+                return process
             case .exited where server.displayWasTaken(log: log.recentLines) && tried.count < Self.displayRetries:
                 StandardError.say("display \(display) was taken while Xvnc started (\(process.end ?? .notStarted)); trying the next.")
                 tried.insert(display.number)
@@ -112,8 +119,49 @@ extension DesktopJob {
         }
     }
 
-    /// The server the job's desktop draws on: the spec's Xvnc.
-    var server: Xvnc { Xvnc(executable: spec.xvnc) }
+    /// A Wayland desktop's compositor, headless, with wayvnc on the job's socket: the same
+    /// launcher as deskd's on the login node (`WaylandVNC`), with the private directory as its
+    /// XDG_RUNTIME_DIR, so its Wayland, IPC and RFB sockets are the user's alone. No display to
+    /// choose: Xwayland takes the first free one itself, and nothing of the launcher's says a
+    /// display was taken.
+    private func startCompositor(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
+        guard let log = OutputLog(file: directory.openLog("server.log")) else {
+            throw .failed(JobFailure("could not make a pipe for the display server's output: \(String(cString: strerror(errno)))."))
+        }
+        // No X display of its own: the title and the needs' display are only names here.
+        let needs = try displayServerNeeds(display: Display(0), directory: directory, user: account.name)
+        let environment = DesktopEnvironment(account: account, sessionID: spec.session)
+        let process: ChildProcess
+        do {
+            process = try ChildProcess.spawn(server.commandLine(needs), environment: environment.server(of: server, needs), output: log.writeFD,
+                                             directory: account.home, umask: 0o077)
+        } catch {
+            throw .failed(JobFailure("could not start \(server.name) on \(node): \(error.reason)."))
+        }
+        log.childStarted()
+        logs.append(log)
+        xvnc = process
+        displayNeeds = needs
+        switch try waitForRFB(from: process, socket: directory.rfbSocket) {
+        case .answered:
+            return process
+        case .exited:
+            throw .failed(JobFailure("\(server.name) \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
+        case .timedOut:
+            throw .failed(JobFailure("\(server.name) on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
+        case .impostor(let what):
+            throw .failed(JobFailure("the job's socket on \(node) is not its wayvnc's: \(what)."))
+        }
+    }
+
+    /// Xwayland's display, as the compositor's startup hook recorded it in the private directory.
+    func xwaylandDisplay(in directory: PrivateDirectory) -> Display? {
+        guard case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + WaylandVNC.environmentFile, limit: 4096) else { return nil }
+        return WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)).flatMap { WaylandVNC.xwaylandDisplays.contains($0.number) ? $0 : nil }
+    }
+
+    /// The server the job's desktop draws on: the spec's Xvnc, or a Wayland compositor with wayvnc.
+    var server: any DisplayServer { spec.displayServer }
 
     /// What the job's Xvnc is given: its display, the job's own cookie and password file, RFB on
     /// a Unix socket in the job's directory only (no TCP port: the relay is the way in from the
@@ -127,7 +175,7 @@ extension DesktopJob {
         guard let policy = Xvnc.policy(from: spec.xvncOptions) else {
             throw .failed(JobFailure("the job's spec asks Xvnc for options deskd never passes (\(spec.xvncOptions.joined(separator: " "))); the login node's deskd is not this job's."))
         }
-        return DisplayServerNeeds(display: display, xauthority: directory.xauthority, passwordFile: directory.passwordFile,
+        return DisplayServerNeeds(display: display, directory: directory.path, xauthority: directory.xauthority, passwordFile: directory.passwordFile,
                                   rfbSocket: directory.rfbSocket, geometry: geometry, depth: spec.depth,
                                   title: "\(user)'s desktop (\(node))", policy: policy)
     }
@@ -143,14 +191,14 @@ extension DesktopJob {
 
     /// The desktop: the spec's xstartup, run by /bin/sh in a session of its own, with the
     /// account's environment, the display, and the session's marker.
-    private func startDesktop(account: UserAccount, directory: PrivateDirectory, display: Display) throws(BringUpStop) {
+    private func startDesktop(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) {
         guard let log = OutputLog(file: directory.openLog("desktop.log")) else {
             throw .failed(JobFailure("could not make a pipe for the desktop's output: \(String(cString: strerror(errno)))."))
         }
         guard let displayNeeds else { throw .failed(JobFailure("the desktop was to start before its display server.")) }
         let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
         do {
-            desktop = try ChildProcess.spawn(["/bin/sh", directory.xstartup], environment: environment, output: log.writeFD,
+            desktop = try ChildProcess.spawn(server.desktopCommand(xstartup: directory.xstartup), environment: environment, output: log.writeFD,
                                              directory: account.home, umask: 0o022)
         } catch {
             throw .failed(JobFailure("could not start the desktop on \(node): \(error)."))
@@ -164,10 +212,12 @@ extension DesktopJob {
         let deadline = ContinuousClock.now + Self.desktopReadyTime
         let sweep = SessionSweep(sessionID: spec.session, uid: getuid(), me: getpid())
         let started = ContinuousClock.now
+        // Where its clients connect: the X display, or the compositor's Wayland socket.
+        let socket: DisplayClientSocket = display.map(DisplayClientSocket.x11) ?? WaylandVNC.clientSocket(in: directory.path)
         while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil, let xvnc, !xvnc.hasEnded {
-            // Xvnc's accepted connections first (one socket table); only once there is one, the
-            // session's processes (a walk of /proc) to see whether the desktop holds it.
-            switch XClients.clientEnds(of: xvnc.pid, display: display) {
+            // The server's accepted connections first (one socket table); only once there is
+            // one, the session's processes (a walk of /proc) to see whether the desktop holds it.
+            switch XClients.clientEnds(of: xvnc.pid, socket: socket) {
             case let ends? where !ends.isEmpty:
                 if !XClients.holders(among: sweep.survivors().map(\.pid), of: ends, xvnc: xvnc.pid).isEmpty { return }
             // The kernel's socket tables cannot be read here: alive a moment after its start
@@ -181,7 +231,7 @@ extension DesktopJob {
         }
         if let endCause { throw .ended(endCause) }
         if let end = xvnc?.end {
-            throw .failed(JobFailure("Xvnc \(end) on \(node) before the desktop reached its display."))
+            throw .failed(JobFailure("\(spec.isWayland ? server.name : "Xvnc") \(end) on \(node) before the desktop reached its display."))
         }
         if let end = desktop?.end {
             throw .failed(JobFailure("the desktop's startup script \(end) before it reached its display" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))

@@ -40,6 +40,9 @@ extension DesktopJob {
         // Xvnc removes its lock and socket when SIGTERM ends it, not when SIGKILL does: then
         // the display stays taken until someone removes them, and only this user can.
         if let xvnc, let display { XLockFile.release(display, ownedBy: xvnc.pid) }
+        // Xwayland's, likewise, when its compositor did not live to remove them: only a lock of
+        // this user's naming a process that is gone.
+        if let directory, spec.isWayland, let xwayland = xwaylandDisplay(in: directory) { XLockFile.reclaim(xwayland, ownedBy: getuid()) }
         directory?.remove()
     }
 

@@ -18,6 +18,8 @@ public final class DesktopJob {
     var account: UserAccount?
     var directory: PrivateDirectory?
     var listener: RelayListener?
+    /// The display server's process: Xvnc, or for a Wayland desktop the launcher that becomes
+    /// wayvnc (its compositor is one of the session's processes).
     var xvnc: ChildProcess?
     var display: Display?
     /// What the display server was started with, which its clients need too.
@@ -156,7 +158,9 @@ public final class DesktopJob {
             StandardError.say("xmessage (Debian's x11-utils) is not installed on \(node): the desktop cannot be told that its time is nearly up.")
             return
         }
-        let environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
+        var environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
+        // xmessage is an X program: on a Wayland desktop it reaches the screen through Xwayland.
+        if display == nil, let directory, let xwayland = xwaylandDisplay(in: directory) { environment.append("DISPLAY=\(xwayland)") }
         do {
             // Its own child, reaped like the rest; it ends with the display or its OK button.
             _ = try ChildProcess.spawn(TimeWarning.arguments(program: program, text: text), environment: environment,

@@ -31,6 +31,17 @@ extension SlurmCoreTests {
                 + ##""warnSeconds":120,"xstartup":"#!/bin/sh\nexec xterm\n","xvnc":"/usr/bin/Xtigervnc","xvncOptions":[]}"##)
         }
 
+        /// A Wayland desktop's spec names its compositor; an X desktop's, like one from before
+        /// compositors, does not, and its server is the spec's Xvnc.
+        @Test func aWaylandDesktopNamesItsCompositorAndNothingElseIsOne() throws {
+            #expect(!Self.spec.encoded().contains("compositor") && Self.spec.displayServer is Xvnc && !Self.spec.isWayland)
+            let labwc = try Self.decoding { $0.compositor = "labwc" }
+            #expect(labwc.isWayland && (labwc.displayServer as? WaylandVNC)?.compositor == .labwc)
+            #expect(throws: DeskError.self) { try Self.decoding { $0.compositor = "weston" } }
+            let said = try? Self.decoding { $0.compositor = "gnome-shell" }
+            #expect(said == nil)
+        }
+
         @Test func itsKeyAndAddress() throws {
             #expect(Self.spec.keyBytes == [UInt8](repeating: 0xa5, count: 32))
             let address = try #require(Self.spec.reportAddress)

@@ -173,6 +173,49 @@ struct ClusterTests {
         }, "\(state)")
     }
 
+    /// A Wayland desktop as a Slurm job (issue 43): sway headless with wayvnc on the job's
+    /// socket, through the same seam as on the login node; deskd reaches it through the hop with
+    /// no password, Chromium shows it through the gateway, a view-only browser's keys go
+    /// nowhere, and kill leaves nothing on the node.
+    @Test(.enabled(if: WaylandPrograms.missing.isEmpty, "a Wayland desktop needs sway, wayvnc, foot and Xwayland (scripts/install-deps)"))
+    func aWaylandDesktopRunsOnANodeThroughTheSameSeam() throws {
+        let lab = try SlurmLab()
+        let wren = try TestUsers.ensure("deskt-cl-wren")
+        defer { lab.down(); TestUsers.reap(wren) }
+
+        let session = try Self.startReady(lab, wren, ["--desktop", "sway", "--geometry", "1280x800"])
+        let node = try #require(session.slurm?.node)
+        #expect(session.displayServer == .wayland && session.password == nil, "\(session)")
+        let onNode = lab.processes(of: wren, on: node).map(\.command)
+        #expect(onNode.contains("sway") && onNode.contains("wayvnc") && onNode.contains("foot"), "\(onNode)")
+        #expect(!onNode.contains("Xtigervnc"))
+
+        // A real RFB login through the hop, security type None: wayvnc's own name and the size asked.
+        let probe = try lab.deskctl(["probe", session.display.description, "--json"], as: wren.name)
+        let report = try probe.decode(ProbeReport.self)
+        #expect(report.answered && report.desktopName == "WayVNC" && report.width == 1280 && report.height == 800, "\(probe.stdout)\(probe.stderr)")
+
+        if BrowserHarness.isReady {
+            let link = try lab.deskctl(["url", session.display.description, "--json"], as: wren.name).decode(BrowserLink.self)
+            let shot = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-cluster-wayland-\(getpid()).png").path
+            let run = try BrowserHarness.open(link.url, screenshot: shot, viewport: "1280x800", networkNamespace: "dsl-login")
+            #expect(run.status == 0 && run.outcome.connected && run.outcome.distinctColours > 2, "\(run.outcome.summary) \(run.stderr)")
+            // A view-only browser that types anyway (the harness turns noVNC's view-only off):
+            // the gateway drops its keys, as for an Xvnc desktop.
+            let watched = wren.home + "/cluster-watched-\(UUID().uuidString.prefix(6).lowercased())"
+            defer { unlink(watched) }
+            let viewOnly = try lab.deskctl(["url", session.display.description, "--view-only", "--json"], as: wren.name).decode(BrowserLink.self)
+            let view = try BrowserHarness.open(viewOnly.url, type: "touch \(watched)", ignoreViewOnly: true, viewport: "1280x800", networkNamespace: "dsl-login")
+            #expect(view.outcome.connected, "\(view.outcome.summary)")
+            Thread.sleep(forTimeInterval: 1)
+            #expect(access(watched, F_OK) != 0, "a view-only browser typed into a cluster Wayland desktop")
+        }
+
+        let kill = try lab.deskctl(["kill", session.display.description], as: wren.name)
+        #expect(kill.status == 0, "\(kill.stderr)")
+        #expect(eventually(10) { lab.processes(of: wren, on: node).isEmpty }, "\(lab.processes(of: wren, on: node))")
+    }
+
     @Test func anotherUserCannotReachKillOrImpersonateIt() throws {
         let lab = try SlurmLab()
         let alice = try TestUsers.ensure("deskt-cl1")

@@ -108,4 +108,18 @@ import Testing
         #expect(client.contains { $0.hasPrefix("LANG=") } && !environment.server.contains { $0.hasPrefix("DISPLAY=") })
         #expect(DesktopEnvironment.find("sh") == "/usr/bin/sh" || DesktopEnvironment.find("sh") == "/bin/sh")
     }
+
+    /// A Wayland desktop's compositor makes its sockets in the private directory (its
+    /// XDG_RUNTIME_DIR) and its programs look for them there; Xvnc gets no such variable.
+    @Test func aWaylandDesktopsRuntimeDirectoryIsThePrivateOne() throws {
+        let account = try #require(UserAccount.withUID(getuid()))
+        let environment = DesktopEnvironment(account: account, sessionID: "s-1")
+        let needs = DisplayServerNeeds(display: Display(0), directory: "/tmp/deskd-job-w", xauthority: "/tmp/deskd-job-w/Xauthority",
+                                       passwordFile: "/tmp/deskd-job-w/passwd", rfbSocket: "/tmp/deskd-job-w/rfb.sock", geometry: .default, depth: 24, title: "t")
+        let sway = WaylandVNC(compositor: .sway)
+        #expect(environment.server(of: sway, needs).contains("XDG_RUNTIME_DIR=/tmp/deskd-job-w"))
+        let client = environment.client(of: sway, needs)
+        #expect(client.contains("XDG_RUNTIME_DIR=/tmp/deskd-job-w") && client.contains("XDG_SESSION_TYPE=wayland") && !client.contains { $0.hasPrefix("DISPLAY=") })
+        #expect(!environment.server(of: Xvnc(executable: "/usr/bin/Xtigervnc"), needs).contains { $0.hasPrefix("XDG_RUNTIME_DIR=") })
+    }
 }

@@ -34,9 +34,12 @@ public struct JobSpec: Codable, Sendable, Equatable {
     public var depth: Int
     /// How long before the time limit Slurm warns the job (`--signal=B:USR1@N`), for the message the user sees.
     public var warnSeconds: Int
+    /// A Wayland desktop's compositor (`WaylandVNC.Compositor`, by name): the job runs it with
+    /// wayvnc instead of Xvnc. Absent for an X desktop, as in a spec from before it existed.
+    public var compositor: String?
 
     public init(session: String, key: String, password: String, viewOnlyPassword: String? = nil, report: String, xvnc: String, xvncOptions: [String], xstartup: String,
-                desktop: String, geometry: String, depth: Int, warnSeconds: Int) {
+                desktop: String, geometry: String, depth: Int, warnSeconds: Int, compositor: WaylandVNC.Compositor? = nil) {
         self.version = Self.version
         self.session = session
         self.key = key
@@ -50,7 +53,16 @@ public struct JobSpec: Codable, Sendable, Equatable {
         self.geometry = geometry
         self.depth = depth
         self.warnSeconds = warnSeconds
+        self.compositor = compositor?.rawValue
     }
+
+    /// The display server the job starts: the compositor's with wayvnc, else the spec's Xvnc.
+    public var displayServer: any DisplayServer {
+        compositor.flatMap(WaylandVNC.Compositor.init(rawValue:)).map { WaylandVNC(compositor: $0) } ?? Xvnc(executable: xvnc)
+    }
+
+    /// Whether the desktop is a Wayland one (wayvnc on the job's socket, asking no password).
+    public var isWayland: Bool { compositor != nil }
 
     /// One line of JSON (no newline inside: JSON escapes them), for the job's here-document.
     public func encoded() -> String {
@@ -78,6 +90,9 @@ public struct JobSpec: Codable, Sendable, Equatable {
         _ = try Geometry(parsing: spec.geometry)
         _ = try ColorDepth.validate(spec.depth)
         guard !spec.password.isEmpty, spec.password.utf8.count <= 8 else { throw DeskError(.badRequest, "the job's spec has no valid VNC password.") }
+        if let compositor = spec.compositor, WaylandVNC.Compositor(rawValue: compositor) == nil {
+            throw DeskError(.badRequest, "the job's spec names a compositor this deskd-job does not run (\(compositor.prefix(32))); install the same deskd on the login and compute nodes.")
+        }
         return spec
     }
 

@@ -198,12 +198,13 @@ extension ManagedSession {
 
     /// What the gateway needs for a browser: the job's relay on the node, the hop key and the
     /// password (the view-only one for a view-only browser, so the desktop's Xvnc itself takes
-    /// no input from it and sends it none of the clipboard).
+    /// no input from it and sends it none of the clipboard). A Wayland desktop's wayvnc asks
+    /// none: then the gateway reads its messages and keeps those from the browser itself.
     func clusterDesktopLogin(viewOnly: Bool) -> DesktopLogin? {
         guard isRunning, let cluster = record.cluster, let address = cluster.address, let port = cluster.port,
               let key = cluster.keyBytes else { return nil }
-        return DesktopLogin(endpoint: .tcp(port: port), address: address, xvnc: 0,
-                            password: viewOnly ? cluster.viewOnlyPassword : cluster.password, hop: .init(session: id, key: key))
+        let password = record.session.isXvnc ? (viewOnly ? cluster.viewOnlyPassword : cluster.password) : nil
+        return DesktopLogin(endpoint: .tcp(port: port), address: address, xvnc: 0, password: password, hop: .init(session: id, key: key))
     }
 
     /// `deskctl probe` of a cluster desktop: through its job's relay, the hop first, then a real

@@ -60,9 +60,6 @@ struct StartAdmission {
         let desktopName = request.desktop ?? configuration.defaultDesktop
         try limits.checkDesktop(desktopName)
         let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
-        if template.compositor != nil {
-            throw DeskError(.invalidDesktop, "the desktop '\(template.name)' is a Wayland desktop, which deskd runs on this host only, not yet as a Slurm job; leave out --slurm, or start an X desktop there (deskctl desktops lists them).")
-        }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
