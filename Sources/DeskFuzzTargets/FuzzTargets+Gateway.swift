@@ -36,14 +36,15 @@ extension FuzzTargets {
 
     /// A browser's RFB through the gateway (BrowserStream: the version, the security type, then
     /// the client-message filter): the first byte plans the cut, the second is the policy
-    /// (bit 0 view-only, bit 1 clipboard from the browser, bit 2 ExtendedMouseButtons).
+    /// (bit 0 view-only, bit 1 clipboard from the browser, bit 2 ExtendedMouseButtons, bit 3 a
+    /// measured desktop: wayvnc's, read as neatvnc reads it).
     /// However the input is cut, the gateway answers and passes the same; what it passes, passed
     /// again, is passed whole, so nothing the policy drops (keys, pointer, clipboard in view-only)
     /// is left in it.
     static let rfbClientMessages: Target = { bytes in
         guard bytes.count >= 2 else { return }
         let policy = ClientMessageFilter.Policy(viewOnly: bytes[1] & 1 != 0, clipboardFromBrowser: bytes[1] & 2 != 0,
-                                                extendedMouseButtons: bytes[1] & 4 != 0)
+                                                extendedMouseButtons: bytes[1] & 4 != 0, measuredDesktop: bytes[1] & 8 != 0)
         let stream = bytes.dropFirst(2)
         let whole = browserStream([stream], policy: policy)
         let cut = browserStream(pieces(stream, plan: bytes[0]), policy: policy)
@@ -58,12 +59,14 @@ extension FuzzTargets {
         }
         precondition(Array(output.readableBytesView) == whole.passed, "what the filter passed, it changes when passed again")
         precondition(again.droppedMessages == 0, "the filter passed a message its policy drops")
-        // And as Xvnc reads it, measured apart from the filter: nothing the policy drops.
-        for type in XvncReader.messageTypes(whole.passed) {
+        // And as the server reads it, measured apart from the filter: nothing the policy drops.
+        let types = policy.measuredDesktop ? NeatVNCReader.messageTypes(whole.passed) : XvncReader.messageTypes(whole.passed)
+        let server = policy.measuredDesktop ? "wayvnc" : "Xvnc"
+        for type in types {
             if policy.viewOnly {
-                precondition(![4, 5, 6, 250, 251, 255].contains(type), "Xvnc would read a view-only browser's message of type \(type)")
+                precondition(![4, 5, 6, 250, 251, 255].contains(type), "\(server) would read a view-only browser's message of type \(type)")
             } else if !policy.clipboardFromBrowser {
-                precondition(type != 6, "Xvnc would read the browser's clipboard, which the policy keeps out")
+                precondition(type != 6, "\(server) would read the browser's clipboard, which the policy keeps out")
             }
         }
     }
@@ -113,6 +116,49 @@ extension FuzzTargets {
         }
     }
 
+    /// The client messages after ClientInit as wayvnc's neatvnc reads them: 0.5.4 (Debian 12)
+    /// reads at most 32 encodings of a SetEncodings and only their bytes (fixed in 0.8), a
+    /// PointerEvent is 6 bytes, a ClientCutText's length is unsigned (a negative one closes the
+    /// client); later releases add EnableContinuousUpdates, SetDesktopSize and Fence. A type it
+    /// does not know ends the walk, as it closes the client.
+    enum NeatVNCReader {
+        static func messageTypes(_ stream: [UInt8]) -> [UInt8] {
+            var types: [UInt8] = [], at = 1
+            func u16(_ offset: Int) -> Int? { at + offset + 1 < stream.count ? Int(stream[at + offset]) << 8 | Int(stream[at + offset + 1]) : nil }
+            func u32(_ offset: Int) -> UInt32? {
+                guard at + offset + 3 < stream.count else { return nil }
+                return stream[(at + offset)...(at + offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            }
+            while at < stream.count {
+                let type = stream[at]
+                let length: Int?
+                switch type {
+                case 0: length = 20
+                case 2: length = u16(2).map { 4 + 4 * min(32, $0) }
+                case 3: length = 10
+                case 4: length = 8
+                case 5: length = 6
+                case 6:
+                    guard let text = u32(4) else { return types }
+                    guard text < 1 << 24 else { return types }   // MAX_CUT_TEXT_SIZE and beyond: closed
+                    length = 8 + Int(text)
+                case 150: length = 10
+                case 248: length = at + 8 < stream.count ? 9 + Int(stream[at + 8]) : nil
+                case 251: length = at + 6 < stream.count ? 8 + 16 * Int(stream[at + 6]) : nil
+                case 255:
+                    guard at + 1 < stream.count else { return types }
+                    guard stream[at + 1] == 0 else { return types }
+                    length = 12
+                default: return types
+                }
+                guard let length, at + length <= stream.count else { return types }
+                types.append(type)
+                at += length
+            }
+            return types
+        }
+    }
+
     static let maxClipboardBytes = 4096
 
     /// What BrowserStream answered and passed for `pieces`, and the violation that ended it.
@@ -142,13 +188,13 @@ extension FuzzTargets {
     /// A Wayland desktop's RFB as the gateway reads it for a browser (ServerMessageFilter: the
     /// owner's wayvnc, or whatever the owner runs in its place, may send anything): the first
     /// byte plans the cut, the second is the policy (bit 0 the clipboard may reach the browser,
-    /// bit 1 the browser asked for 16-bit pixels). However the stream is cut, the gateway passes
+    /// bit 1 the browser asked for noVNC's 32-bit pixels). However the stream is cut, the gateway passes
     /// the same and stops at the same place; what it passes, read again, is passed whole with no
     /// ServerCutText left in it where the policy keeps the clipboard.
     static let rfbServerMessages: Target = { bytes in
         guard bytes.count >= 2 else { return }
         let policy = ServerMessageFilter.Policy(clipboardToBrowser: bytes[1] & 1 != 0)
-        let requested = bytes[1] & 2 != 0 ? PixelFormat([16, 16, 0, 1, 0, 31, 0, 63, 0, 31, 11, 5, 0, 0, 0, 0]) : nil
+        let requested = bytes[1] & 2 != 0 ? PixelFormat([32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]) : nil
         let stream = bytes.dropFirst(2)
         let whole = desktopStream([stream], policy: policy, requested: requested)
         let cut = desktopStream(pieces(stream, plan: bytes[0]), policy: policy, requested: requested)

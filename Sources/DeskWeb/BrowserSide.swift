@@ -301,12 +301,15 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         }
         guard let context, phase == .relaying || phase == .handshaking, var filter = desktopMessages else { return }
         desktopMessages = nil   // held here alone while it reads, so its buffers are not copied
-        var input = data, passed = context.channel.allocator.buffer(capacity: data.readableBytes)
         // The browser's SetPixelFormat is passed only before it asks for the screen, so every
         // update is measured in the format it was sent in.
         filter.requestedFormat = stream.filter.pixelFormat
+        let passed: ByteBuffer
         do throws(ServerMessageFilter.Violation) {
-            try filter.filter(&input, into: &passed)
+            switch try filter.read(data) {
+            case .whole: passed = data
+            case .rewritten(let bytes): passed = bytes
+            }
         } catch {
             desktopMessages = filter
             logger.warning("desktop's messages refused", metadata: ["reason": "\(error)"])

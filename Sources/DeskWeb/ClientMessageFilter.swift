@@ -51,6 +51,7 @@ public struct ClientMessageFilter: Sendable {
         case tooManyEncodings(Int)
         case lateSetPixelFormat
         case unmeasurablePixelFormat
+        case extendedClipboard
 
         public var description: String {
             switch self {
@@ -60,6 +61,7 @@ public struct ClientMessageFilter: Sendable {
             case .tooManyEncodings(let count): "the browser listed \(count) encodings (at most \(ClientMessageFilter.maxEncodings))"
             case .lateSetPixelFormat: "the browser changed its pixel format after asking for the screen, which the gateway does not pass to this desktop"
             case .unmeasurablePixelFormat: "the browser asked for a pixel format the gateway cannot measure for this desktop"
+            case .extendedClipboard: "the browser sent an extended clipboard message, which this desktop never offered"
             }
         }
     }
@@ -142,6 +144,10 @@ public struct ClientMessageFilter: Sendable {
                 header.append(input.readInteger(as: UInt8.self)!)
                 guard let length = try Self.length(of: header, maxClipboardBytes: maxClipboardBytes,
                                                    extendedPointerEvents: extendedPointerEvents) else { continue }
+                // A negative length is the extended clipboard's, which a measured desktop is never
+                // offered (it is taken out of SetEncodings): wayvnc would read the length as a
+                // huge one, and the two would measure the stream apart.
+                if policy.measuredDesktop, header[0] == MessageType.clientCutText, header[4] & 0x80 != 0 { throw .extendedClipboard }
                 if header[0] == MessageType.setEncodings || (header[0] == MessageType.setPixelFormat && policy.measuredDesktop) {
                     if header.count == length { try passHeld(into: &output) } else { state = .held(length: length) }
                     continue
@@ -175,7 +181,14 @@ public struct ClientMessageFilter: Sendable {
             Int32(bitPattern: header[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         }
         if !policy.extendedMouseButtons { encodings.removeAll { $0 == Self.extendedMouseButtons } }
-        if policy.measuredDesktop { encodings.removeAll { !ServerMessageFilter.isMeasurable($0) } }
+        if policy.measuredDesktop {
+            // wayvnc (neatvnc) reads at most 32 encodings of a SetEncodings and only their bytes:
+            // a longer list would have the rest read as messages of their own, which the filter
+            // never saw. The measured ones are 30 at most, each passed once.
+            var seen = Set<Int32>()
+            encodings = encodings.filter { ServerMessageFilter.isMeasurable($0) && seen.insert($0).inserted }
+            encodings = Array(encodings.prefix(ServerMessageFilter.maxEncodings))
+        }
         extendedPointerEvents = encodings.contains(Self.extendedMouseButtons)
         output.writeBytes(header[0...1])
         output.writeInteger(UInt16(encodings.count))

@@ -21,17 +21,14 @@ public struct PixelFormat: Sendable, Equatable {
         blueMax = u16(8)
     }
 
-    /// Whether a server's pixels in this format have one length everyone agrees on. RFB allows
-    /// 8, 16 and 32 bits per pixel. At 32, TigerVNC and libvncserver send Tight's pixels in 3
-    /// bytes only for depth 24 with 8 bits per colour, where neatvnc (wayvnc) does for any depth
-    /// up to 24: the one 32-bit format the gateway measures is the one both read alike, which is
-    /// the one every browser's noVNC asks for.
+    /// Whether a server's pixels in this format have one length everyone agrees on: 32 bits of
+    /// true colour at depth 24, 8 bits a colour, the format every browser's noVNC asks for and
+    /// wayvnc's own. Nothing else is measured: neatvnc closes a client that asks for a colour
+    /// map (0.5) or sends 8-bit pixels whatever depth was asked (0.8 and later), and at 32 bits
+    /// TigerVNC sends Tight's pixels in 3 bytes only for depth 24 with 8 bits a colour where
+    /// neatvnc does for any depth up to 24.
     public var isMeasurable: Bool {
-        switch bitsPerPixel {
-        case 8, 16: true
-        case 32: trueColour && depth == 24 && redMax == 255 && greenMax == 255 && blueMax == 255
-        default: false
-        }
+        bitsPerPixel == 32 && trueColour && depth == 24 && redMax == 255 && greenMax == 255 && blueMax == 255
     }
 
     public var bytesPerPixel: Int { Int(bitsPerPixel) / 8 }

@@ -32,6 +32,7 @@ public struct ServerMessageFilter: Sendable {
         case unknownEncoding(Int32)
         case unmeasurablePixelFormat
         case tightControl(UInt8)
+        case ambiguousTight(Int)
         case oversizedFence(Int)
 
         public var description: String {
@@ -40,6 +41,7 @@ public struct ServerMessageFilter: Sendable {
             case .unknownEncoding(let encoding): "the desktop sent a rectangle in encoding \(encoding), which the gateway cannot measure"
             case .unmeasurablePixelFormat: "the desktop's pixel format is not one the gateway can measure"
             case .tightControl(let control): "the desktop sent a Tight rectangle with control byte \(control), which the gateway cannot measure"
+            case .ambiguousTight(let bytes): "the desktop sent a Tight rectangle of \(bytes) bytes of pixels, which the specification sends as they are and wayvnc after a length: the gateway cannot tell which"
             case .oversizedFence(let length): "the desktop sent a fence with \(length) bytes of payload (at most 64)"
             }
         }
@@ -77,6 +79,7 @@ public struct ServerMessageFilter: Sendable {
     /// here, the pseudo-encodings whose messages are, and the Tight quality and compression
     /// levels, which bring no rectangle of their own. The rest (Hextile, RRE, TightPNG, JPEG,
     /// H.264, the extended clipboard, ExtendedMouseButtons, xvp, …) is taken out of the list.
+    /// Each is passed once, and no more than `maxEncodings` of them.
     public static func isMeasurable(_ encoding: Int32) -> Bool {
         switch encoding {
         case Encoding.raw, Encoding.copyRect, Encoding.tight, Encoding.zrle, Encoding.cursor, Encoding.desktopSize,
@@ -89,6 +92,9 @@ public struct ServerMessageFilter: Sendable {
             false
         }
     }
+
+    /// wayvnc (neatvnc, every release to date) reads no more than 32 encodings of a SetEncodings.
+    public static let maxEncodings = 32
 
     private enum State: Sendable {
         /// ServerInit's fixed part (24 bytes), then its name.
@@ -118,28 +124,107 @@ public struct ServerMessageFilter: Sendable {
         header.reserveCapacity(32)
     }
 
-    /// Reads all of `input`, appending to `output` what may reach the browser.
+    /// What of one read may reach the browser.
+    public enum Passed: Equatable {
+        /// All of it, as it came: the read itself goes on, with no copy (the common case: the
+        /// bodies of framebuffer updates are most of the stream).
+        case whole
+        /// These bytes: something was dropped, or part of a header is held for the next read, or
+        /// one held from an earlier read goes out now.
+        case rewritten(ByteBuffer)
+    }
+
+    /// Reads all of `input`; what may reach the browser.
+    public mutating func read(_ input: ByteBuffer) throws(Violation) -> Passed {
+        var spans = Spans()
+        try consume(input, into: &spans)
+        if spans.pieces.isEmpty, input.readableBytes == 0 { return .whole }
+        if spans.pieces.count == 1, case .input(let range) = spans.pieces[0], range == 0..<input.readableBytes { return .whole }
+        return .rewritten(spans.bytes(of: input))
+    }
+
+    /// Reads all of `input`, appending to `output` what may reach the browser; on a violation,
+    /// what the read passed before it.
     public mutating func filter(_ input: inout ByteBuffer, into output: inout ByteBuffer) throws(Violation) {
-        while input.readableBytes > 0 {
+        var spans = Spans()
+        defer {
+            var passed = spans.bytes(of: input)
+            output.writeBuffer(&passed)
+            input.moveReaderIndex(to: input.writerIndex)
+        }
+        try consume(input, into: &spans)
+    }
+
+    /// What of one read passes: ranges of the read itself, and header bytes held from earlier reads.
+    struct Spans {
+        enum Piece {
+            case input(Range<Int>)
+            case carried([UInt8])
+        }
+
+        var pieces: [Piece] = []
+
+        mutating func pass(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            if case .input(let last)? = pieces.last, last.upperBound == range.lowerBound {
+                pieces[pieces.count - 1] = .input(last.lowerBound..<range.upperBound)
+            } else {
+                pieces.append(.input(range))
+            }
+        }
+
+        mutating func pass(_ bytes: [UInt8]) {
+            if !bytes.isEmpty { pieces.append(.carried(bytes)) }
+        }
+
+        func bytes(of input: ByteBuffer) -> ByteBuffer {
+            var output = ByteBuffer()
+            for piece in pieces {
+                switch piece {
+                case .input(let range): output.writeImmutableBuffer(input.getSlice(at: input.readerIndex + range.lowerBound, length: range.count)!)
+                case .carried(let bytes): output.writeBytes(bytes)
+                }
+            }
+            return output
+        }
+    }
+
+    /// The state machine over one read. Offsets are from the read's first readable byte.
+    private mutating func consume(_ input: ByteBuffer, into spans: inout Spans) throws(Violation) {
+        let count = input.readableBytes, base = input.readerIndex
+        var at = 0
+        // Where in this read the header being collected began; nil if an earlier read began it.
+        var headerStart: Int? = nil
+        /// The next byte into the header.
+        func collect(_ header: inout [UInt8]) {
+            if header.isEmpty { headerStart = at }
+            header.append(input.getInteger(at: base + at, as: UInt8.self)!)
+            at += 1
+        }
+        /// The whole header goes on, from this read where it began in it.
+        func passHeader(_ header: [UInt8], into spans: inout Spans) {
+            if let start = headerStart { spans.pass(start..<at) } else { spans.pass(header) }
+        }
+        while at < count {
             switch state {
             case .body(let remaining, let pass):
-                let count = min(remaining, input.readableBytes)
-                let slice = input.readSlice(length: count)!
-                if pass { output.writeImmutableBuffer(slice) }
-                finishBody(remaining: remaining - count, pass: pass)
+                let length = min(remaining, count - at)
+                if pass { spans.pass(at..<(at + length)) }
+                at += length
+                finishBody(remaining: remaining - length, pass: pass)
             case .serverInit:
-                header.append(input.readInteger(as: UInt8.self)!)
+                collect(&header)
                 guard header.count == 24 else { continue }
                 serverFormat = PixelFormat(header[4..<20])
                 let nameLength = Int(Self.u32(header, 20))
-                output.writeBytes(header)
+                passHeader(header, into: &spans)
                 header.removeAll(keepingCapacity: true)
                 finishBody(remaining: nameLength, pass: true)
             case .message:
-                header.append(input.readInteger(as: UInt8.self)!)
+                collect(&header)
                 guard let measured = try Self.measureMessage(header) else { continue }
                 if header[0] == MessageType.framebufferUpdate {
-                    output.writeBytes(header)
+                    passHeader(header, into: &spans)
                     rectangles = Int(Self.u16(header, 2))
                     header.removeAll(keepingCapacity: true)
                     state = .rectangle
@@ -147,14 +232,14 @@ public struct ServerMessageFilter: Sendable {
                     continue
                 }
                 let pass = header[0] != MessageType.serverCutText || policy.clipboardToBrowser
-                if pass { output.writeBytes(header) } else { droppedMessages += 1 }
+                if pass { passHeader(header, into: &spans) } else { droppedMessages += 1 }
                 header.removeAll(keepingCapacity: true)
                 finishBody(remaining: measured, pass: pass)
             case .rectangle:
-                header.append(input.readInteger(as: UInt8.self)!)
+                collect(&header)
                 guard let format = requestedFormat ?? serverFormat, format.isMeasurable else { throw .unmeasurablePixelFormat }
                 guard let measured = try Self.measureRectangle(header, format: format) else { continue }
-                output.writeBytes(header)
+                passHeader(header, into: &spans)
                 if Self.encoding(header) == Encoding.lastRect { rectangles = 0 } else { rectangles -= 1 }
                 header.removeAll(keepingCapacity: true)
                 finishBody(remaining: measured, pass: true)
@@ -258,6 +343,8 @@ public struct ServerMessageFilter: Sendable {
             case 1:   // palette
                 guard tight.endIndex > at else { return nil }
                 let colours = Int(tight[at]) + 1
+                // One colour: 1 bit a pixel to noVNC and TigerVNC, 8 to the specification's text.
+                guard colours >= 2 else { throw .tightControl(control) }
                 at += 1 + colours * format.tightPixelBytes
                 guard tight.endIndex >= at else { return nil }
                 rowBytes = colours == 2 ? (width + 7) / 8 : width
@@ -266,7 +353,13 @@ public struct ServerMessageFilter: Sendable {
             }
         }
         let size = rowBytes * height
-        return size < 12 ? size : compactLength(tight, at: at)
+        // Under 12 bytes the specification sends the pixels as they are, but neatvnc writes a
+        // length first all the same (only its 64×64 grid's last tile can be that small, on a
+        // screen whose width and height are both 1 to 3 past a multiple of 64): which one came
+        // cannot be told, and a guess could pass what follows unread. deskd starts no Wayland
+        // desktop of such a size.
+        guard size >= 12 else { throw .ambiguousTight(size) }
+        return compactLength(tight, at: at)
     }
 
     /// Tight's compact length at `at`: 1 to 3 bytes, 7 bits each but the third's 8; nil until

@@ -28,6 +28,7 @@ extension Bench {
 
         if options.relayOnly {
             try browserRelays()
+            try waylandBrowserRelays()
             return
         }
         if options.portalOnly {
@@ -48,6 +49,7 @@ extension Bench {
         try list()
         try killAndReap()
         try browserRelays()
+        try waylandBrowserRelays()
         try portal()
         try scale()
         report("")

@@ -7,15 +7,20 @@ extension Bench {
     /// 6. A desktop in the browser: deskd's gateway against Debian's websockify relaying the same
     /// session's socket, in one run: whole-screen Raw updates (bytes per second and the relay's
     /// CPU per byte) and the round trip of a 1×1 update, with Xvnc's own socket as the floor.
-    func browserRelays() throws {
+    /// With `desktop: "sway"`, the same of a Wayland desktop, whose relay the gateway reads
+    /// message by message (ServerMessageFilter) where it passes Xvnc's unread; wayvnc's socket
+    /// asks no password, so the direct path and websockify's log in with None.
+    func browserRelays(desktop: String? = nil) throws {
         guard access(Self.websockify, X_OK) == 0 else {
             report("browser relay: skipped, websockify is not installed (apt-get install websockify)")
             return
         }
         let version = (try? Run.of("/usr/bin/dpkg-query", ["-W", "-f", "${Version}", "websockify"]).stdout) ?? "?"
-        let (session, _) = try deskctlStart(users[0])
+        let (session, _) = try deskctlStart(users[0], desktop: desktop)
         defer { _ = try? deskctlKill(session.display) }
-        guard let socketPath = session.rfbSocket, let password = session.password else { throw Options.Usage("the relay's session has no socket") }
+        guard let socketPath = session.rfbSocket, session.password != nil || !session.isXvnc else { throw Options.Usage("the relay's session has no socket") }
+        let password = session.password
+        let server = session.isXvnc ? "Xvnc" : "wayvnc"
         let websockify = try startWebsockify(target: socketPath)
         defer { stopWebsockify(websockify.pid) }
 
@@ -30,7 +35,7 @@ extension Bench {
         let relayed = { () throws -> RFBBenchClient in try RFBBenchClient(WebSocketStream(port: websockify.port, cookie: nil), password: password) }
         let probe = try direct()
         let frame = probe.width * probe.height * probe.bytesPerPixel
-        report("browser relay: deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
+        report("browser relay\(session.isXvnc ? "" : " (a Wayland desktop, \(session.desktop): the gateway reads the desktop's messages)"): deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
                + "\(options.relayUpdates) whole-screen Raw updates (\(frame / 1_000_000) MB each) × \(options.relayRounds) rounds, \(options.relayPings) round trips")
 
         // Throughput and CPU per byte, the relays alternated round by round.
@@ -56,7 +61,7 @@ extension Bench {
         }
         let throughput = { (value: Double) in String(format: "%.0f MB/s", value / 1e6) }
         let cpuTime = { (value: Double) in String(format: "%.2f s", value) }
-        row("Xvnc's socket, no relay (ceiling)", Stats(values: rates["direct"] ?? []), unit: throughput)
+        row("\(server)'s socket, no relay (ceiling)", Stats(values: rates["direct"] ?? []), unit: throughput)
         row("deskd gateway", Stats(values: rates["gateway"] ?? []),
             String(format: "%.2f× websockify's bytes/s (goal ≥ 1×)", perRound(rates)), unit: throughput)
         row("websockify", Stats(values: rates["websockify"] ?? []), unit: throughput)
@@ -81,7 +86,7 @@ extension Bench {
             }
         }
         let floor = Stats(values: trips["direct"] ?? []).median
-        row("round trip, 1×1 update: Xvnc's socket", Stats(values: trips["direct"] ?? []))
+        row("round trip, 1×1 update: \(server)'s socket", Stats(values: trips["direct"] ?? []))
         row("… through deskd's gateway", Stats(values: trips["gateway"] ?? []),
             String(format: "adds %.2f ms (goal < 1 ms)", (Stats(values: trips["gateway"] ?? []).median - floor) * 1000))
         row("… through websockify", Stats(values: trips["websockify"] ?? []),

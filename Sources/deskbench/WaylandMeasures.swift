@@ -12,6 +12,15 @@ import Glibc
 extension Bench {
     static let waylandPrograms = ["/usr/bin/sway", "/usr/bin/wayvnc", "/usr/bin/foot"]
 
+    /// 6b. A Wayland desktop in the browser (`browserRelays(desktop:)`), where sway is installed.
+    func waylandBrowserRelays() throws {
+        guard Self.waylandPrograms.allSatisfy({ access($0, X_OK) == 0 }) else {
+            report("browser relay of a Wayland desktop: skipped, sway, wayvnc and foot are not all installed here")
+            return
+        }
+        try browserRelays(desktop: "sway")
+    }
+
     func waylandStarts(_ user: UserAccount) throws {
         guard Self.waylandPrograms.allSatisfy({ access($0, X_OK) == 0 }) else {
             report("  sway with wayvnc: skipped, sway, wayvnc and foot are not all installed here")

@@ -63,6 +63,18 @@ import Testing
         #expect(bare?.message.contains("(xterm is missing)") == true, "\(bare?.message ?? "started")")
     }
 
+    /// wayvnc's last 64×64 tile must hold 4 pixels or more, or browsers misread it: such a size
+    /// is refused for a Wayland desktop, with two that work, and kept for an X desktop.
+    @Test func aWaylandDesktopsSizeLeavesNoTinyLastTile() throws {
+        let sway: Set<String> = ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/wayvnc", "/usr/bin/foot", "/usr/bin/xterm", "/usr/bin/Xtigervnc"]
+        let admission = Self.admission(facts: Self.facts(installed: sway))
+        let refused = Self.refusal(admission, StartRequest(geometry: Geometry(width: 1281, height: 769), desktop: "sway"))
+        #expect(refused?.code == .invalidGeometry)
+        #expect(refused?.message == "a Wayland desktop cannot be 1281x769: wayvnc sends the last of its 64×64 tiles, 1×1 pixels, in a form browsers misread; use 1284x769 or 1280x769.")
+        #expect(Self.refusal(admission, StartRequest(geometry: Geometry(width: 1284, height: 769), desktop: "sway")) == nil)
+        #expect(Self.refusal(admission, StartRequest(geometry: Geometry(width: 1281, height: 769), desktop: "xterm")) == nil)
+    }
+
     @Test func anAdminStartsForAnotherUserOnTheDisplayAndSizeAsked() throws {
         let request = StartRequest(user: "bob", display: Display(7), geometry: try Geometry(parsing: "1280x800"), depth: 16)
         let plan = try Self.admission().admit(request, caller: Self.rootCalls)

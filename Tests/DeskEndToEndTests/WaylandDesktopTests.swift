@@ -126,6 +126,55 @@ extension EndToEnd {
             #expect(eventually(10) { TestUsers.processes(of: owner).isEmpty }, "left running: \(TestUsers.processes(of: owner).map(DesktopReadinessTests.commandLine(of:)))")
         }
 
+        /// The cold review's attack on the measured relay, against the real wayvnc: a SetEncodings
+        /// of 33 entries, of which wayvnc (neatvnc) reads 32, has the 33rd taken for the start of
+        /// a SetPixelFormat that swallows the next fence's header, and the fences' payloads read
+        /// as key events (each ending in a clipboard header that swallows the next fence's
+        /// header). Typed as plain key events through a full link, the same keys run `touch` in
+        /// the desktop's terminal, so the test can fail; smuggled by a view-only browser, they
+        /// must not, and the desktop must still answer.
+        @Test func aViewOnlyBrowserCannotSmuggleKeysPastTheFilter() throws {
+            let owner = try TestUsers.ensure("deskt-sly")
+            let port = try BrowserGatewayTests.freePort()
+            let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+            defer { daemon.shutDown(); TestUsers.reap(owner) }
+            let started = try daemon.deskctl(["start", "--user", owner.name, "--desktop", "sway", "--json"])
+            try #require(started.status == 0, "start --desktop sway: \(started.stderr)")
+            let session = try started.decode(Session.self)
+            func keys(_ text: String) -> [[UInt8]] {
+                (text.unicodeScalars.map { UInt32($0.value) } + [0xFF0D]).flatMap { keysym in
+                    [UInt8(1), 0].map { down in [4, down, 0, 0] + (0..<4).reversed().map { UInt8(truncatingIfNeeded: keysym >> ($0 * 8)) } }
+                }
+            }
+            let typed = owner.home + "/typed-\(UUID().uuidString.prefix(6).lowercased())"
+            let smuggled = owner.home + "/smuggled-\(UUID().uuidString.prefix(6).lowercased())"
+            defer { unlink(typed); unlink(smuggled) }
+
+            let full = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, as: owner.name))
+            for key in keys("touch \(typed)") { try full.client.sendFrame(key) }
+            #expect(eventually(5) { access(typed, F_OK) == 0 }, "plain key events through a full link typed nothing: the smuggled ones below prove nothing")
+
+            let watcher = try LinkViewer.open(try BrowserGatewayTests.link(daemon, session.display, viewOnly: true, as: owner.name))
+            let encodings = [Int32](repeating: 7, count: 32) + [0]
+            try watcher.client.sendFrame([2, 0, 0, UInt8(encodings.count)] + encodings.flatMap { value in (0..<4).reversed().map { UInt8(truncatingIfNeeded: UInt32(bitPattern: value) >> ($0 * 8)) } })
+            let cutHeader: [UInt8] = [6, 0, 0, 0, 0, 0, 0, 9]   // swallows the next fence's 9-byte header
+            var events = keys("touch \(smuggled)")[...]
+            var first = true
+            while !events.isEmpty {
+                // The first payload's 7 bytes end the false SetPixelFormat (true colour: its 4th byte, the fence's padding).
+                let room = (64 - (first ? 7 : 0) - cutHeader.count) / 8
+                let payload = (first ? [UInt8](repeating: 0, count: 7) : []) + events.prefix(room).flatMap { $0 } + cutHeader
+                events = events.dropFirst(room)
+                try watcher.client.sendFrame([248, 0, 0, 1, 0, 0, 0, 0, UInt8(payload.count)] + payload)
+                first = false
+            }
+            Thread.sleep(forTimeInterval: 2)
+            #expect(access(smuggled, F_OK) != 0, "a view-only browser smuggled key events into the desktop")
+            let probe = try daemon.deskctl(["probe", session.display.description])
+            #expect(probe.status == 0, "the desktop stopped answering: \(probe.stderr)")
+            #expect(try daemon.deskctl(["kill", session.display.description]).status == 0)
+        }
+
         /// What the owner copies (Wayland's clipboard and its primary selection, set with
         /// wl-copy) reaches the owner's own browser, so the silence below is not a test that cannot
         /// fail, and never a view-only one: wayvnc sends it to both, the gateway drops it.

@@ -44,8 +44,8 @@ enum ServerMessages {
         rectangle(7, width: 64, height: 64) + [0x80] + [1, 2, 3],                            // Tight fill
         rectangle(7, width: 64, height: 64) + [0x90] + compact(300) + filler(300),           // Tight JPEG
         rectangle(7, width: 64, height: 64) + [0x10] + compact(20_000) + filler(20_000),     // Tight basic, stream 1, copy
-        rectangle(7, width: 2, height: 1) + [0x00] + filler(6),                              // Tight basic under 12 bytes: no length
-        rectangle(7, width: 16, height: 4) + [0x60, 1, 1] + filler(6) + filler(8),           // Tight palette of 2: 1 bit a pixel, 8 bytes
+        rectangle(7, width: 4, height: 1) + [0x00] + compact(12) + filler(12),               // Tight basic, 12 bytes exactly
+        rectangle(7, width: 32, height: 4) + [0x60, 1, 1] + filler(6) + compact(16) + filler(16), // Tight palette of 2: 1 bit a pixel
         rectangle(7, width: 16, height: 4) + [0x40, 1, 3] + filler(12) + compact(40) + filler(40), // palette of 4
         rectangle(7, width: 32, height: 32) + [0x40, 2] + compact(9) + filler(9),            // gradient
         rectangle(-239, width: 9, height: 2) + filler(9 * 2 * 4 + 2 * 2),                    // cursor and its mask
@@ -90,11 +90,22 @@ enum ServerMessages {
         #expect(watched.dropped == 1)
     }
 
+    /// A read that passes whole is passed as it came (no copy); one that drops, holds or
+    /// completes a header from before is rewritten, with the same bytes the stream API passes.
+    @Test func aReadPassedWholeIsTheReadItself() throws {
+        var filter = ServerMessageFilter(policy: .init(clipboardToBrowser: false))
+        let start = ServerMessages.serverInit() + ServerMessages.update(ServerMessages.rectangle(0, width: 2, height: 2) + ServerMessages.filler(16))
+        #expect(try filter.read(ByteBuffer(bytes: start)) == .whole)
+        #expect(try filter.read(ByteBuffer(bytes: [0, 0])) == .rewritten(ByteBuffer()), "half an update's header is held")
+        #expect(try filter.read(ByteBuffer(bytes: [0, 0] + ServerMessages.cutText("x") + [2])) == .rewritten(ByteBuffer(bytes: [0, 0, 0, 0, 2])))
+        #expect(try filter.read(ByteBuffer(bytes: ServerMessages.bell)) == .whole)
+    }
+
     /// A clipboard that looks like a framebuffer update, and one that comes right after the
     /// last rectangle of one: found and dropped either way.
     @Test func theClipboardIsFoundWhereverItFalls() throws {
         let lookalike = ServerMessages.cutText(String(decoding: ServerMessages.update(ServerMessages.rectangle(0, width: 1, height: 1) + [3, 0, 0, 0]), as: UTF8.self))
-        let tight = ServerMessages.update(ServerMessages.rectangle(7, width: 1, height: 1) + [0x00] + [1, 2, 3])
+        let tight = ServerMessages.update(ServerMessages.rectangle(7, width: 1, height: 1) + [0x80] + [1, 2, 3])
         let stream = ServerMessages.serverInit() + lookalike + tight + ServerMessages.cutText("x") + ServerMessages.bell
         let watched = try Self.run(stream, clipboard: false)
         #expect(watched.passed == ServerMessages.serverInit() + tight + ServerMessages.bell)
@@ -109,16 +120,15 @@ enum ServerMessages {
         #expect(watched.passed == ServerMessages.serverInit() + update && watched.dropped == 1)
     }
 
-    /// The browser's pixel format measures what follows: 2 bytes a pixel after a 16-bit SetPixelFormat.
+    /// The browser's pixel format measures what follows, whatever ServerInit said: 4 bytes a
+    /// pixel after noVNC's SetPixelFormat, where the server's own 16-bit format is not measured.
     @Test func pixelsAreMeasuredInTheFormatTheBrowserAskedFor() throws {
-        let raw = ServerMessages.update(ServerMessages.rectangle(0, width: 4, height: 1) + ServerMessages.filler(8))
-        let stream = ServerMessages.serverInit() + raw + ServerMessages.cutText("x")
-        let watched = try Self.run(stream, clipboard: false, requested: ServerMessages.format565)
-        #expect(watched.passed == ServerMessages.serverInit() + raw && watched.dropped == 1)
-        // Measured at 4 bytes a pixel, the same bytes are not a whole stream.
-        #expect(throws: ServerMessageFilter.Violation.self) {
-            try Self.run(stream + ServerMessages.filler(64), clipboard: false)
-        }
+        let start = ServerMessages.serverInit(format: ServerMessages.format565)
+        let raw = ServerMessages.update(ServerMessages.rectangle(0, width: 4, height: 1) + ServerMessages.filler(16))
+        let stream = start + raw + ServerMessages.cutText("x")
+        let watched = try Self.run(stream, clipboard: false, requested: ServerMessages.format888)
+        #expect(watched.passed == start + raw && watched.dropped == 1)
+        #expect(throws: ServerMessageFilter.Violation.unmeasurablePixelFormat) { try Self.run(stream, clipboard: false) }
     }
 
     @Test func whatCannotBeMeasuredEndsTheStream() throws {
@@ -132,6 +142,11 @@ enum ServerMessages {
         #expect(violation(ServerMessages.update(ServerMessages.rectangle(-260, width: 16, height: 16))) == .unknownEncoding(-260))   // TightPNG
         #expect(violation(ServerMessages.update(ServerMessages.rectangle(7, width: 16, height: 16) + [0xA0])) == .tightControl(0xA0))
         #expect(violation(ServerMessages.update(ServerMessages.rectangle(7, width: 16, height: 16) + [0x40, 3])) == .tightControl(0x40))
+        // A palette of one colour, and pixels under 12 bytes (neatvnc's small last tile): read
+        // two ways by two readers, so neither is guessed.
+        #expect(violation(ServerMessages.update(ServerMessages.rectangle(7, width: 16, height: 16) + [0x40, 1, 0] + [1, 2, 3])) == .tightControl(0x40))
+        #expect(violation(ServerMessages.update(ServerMessages.rectangle(7, width: 1, height: 3) + [0x00] + [9, 1, 2, 3, 4, 5, 6, 7, 8, 9])) == .ambiguousTight(9))
+        #expect(violation(ServerMessages.update(ServerMessages.rectangle(7, width: 1, height: 1)), requested: ServerMessages.format565) == .unmeasurablePixelFormat)
         #expect(violation([248, 0, 0, 0, 0, 0, 0, 0, 65]) == .oversizedFence(65))
         #expect(violation(ServerMessages.update(ServerMessages.rectangle(0, width: 1, height: 1)), requested: ServerMessages.formatAmbiguous) == .unmeasurablePixelFormat)
         #expect(throws: ServerMessageFilter.Violation.unmeasurablePixelFormat) {
@@ -165,6 +180,26 @@ enum ServerMessages {
         let asked = Messages.setEncodings([7, 5, 16, -260, 0, 21, 50, -239, -308, Int32(bitPattern: 0xC0A1_E5CE), -316, -309, -224, -32])
         let (passed, _) = try ClientMessageFilterTests.run(Self.policy, [1] + asked)
         #expect(passed == [1] + Messages.setEncodings([7, 16, 0, -239, -308, -224, -32]))
+    }
+
+    /// wayvnc reads 32 encodings at most, and only their bytes: a longer list, or one padded
+    /// with repeats, would have the rest read as messages (a fence's payload as keys).
+    @Test func noMoreEncodingsThanWayvncReadsAndEachOnce() throws {
+        let padded = Messages.setEncodings([Int32](repeating: 7, count: 20) + (0..<40).map { _ in Int32(0) } + [16, -239])
+        let (passed, _) = try ClientMessageFilterTests.run(Self.policy, [1] + padded + Messages.fence)
+        #expect(passed == [1] + Messages.setEncodings([7, 0, 16, -239]) + Messages.fence)
+        let every: [Int32] = [0, 1, 7, 16, -239, -223, -224, -258, -261, -307, -308, -312, -313, 0x574D_5668] + Array(-32 ... -23) + Array(-256 ... -247)
+        let (all, _) = try ClientMessageFilterTests.run(Self.policy, [1] + Messages.setEncodings(every))
+        #expect(all == [1] + Messages.setEncodings(Array(every.prefix(ServerMessageFilter.maxEncodings))))
+    }
+
+    /// The extended clipboard is never offered to a measured desktop's browser.
+    @Test func aNegativeClipboardLengthEndsTheStream() {
+        let full = ClientMessageFilter.Policy(viewOnly: false, clipboardFromBrowser: true, measuredDesktop: true)
+        #expect(throws: ClientMessageFilter.Violation.extendedClipboard) { try ClientMessageFilterTests.run(full, [1] + Messages.extendedCutText) }
+        #expect(throws: ClientMessageFilter.Violation.unmeasurablePixelFormat) {
+            try ClientMessageFilterTests.run(full, [1, 0, 0, 0, 0] + ServerMessages.format565)
+        }
     }
 
     @Test func thePixelFormatIsSetBeforeTheScreenIsAskedForOrNotAtAll() throws {

@@ -133,6 +133,16 @@ public struct WaylandVNC: DisplayServer {
         .inPrivateDirectory(prefix: directory + "/wayland-")
     }
 
+    /// wayvnc's Tight encoder cuts the screen into 64×64 tiles; where the last one holds fewer
+    /// than 4 pixels (width and height both 1 to 3 past a multiple of 64) it writes a rectangle
+    /// two readers measure apart (the browser gateway refuses it: ServerMessageFilter), so a
+    /// Wayland desktop of that size is refused at its start, with the nearest size that works.
+    public static func checkTiles(_ geometry: Geometry) throws(DeskError) {
+        let across = geometry.width % 64, down = geometry.height % 64
+        guard across > 0, down > 0, across * down < 4 else { return }
+        throw DeskError(.invalidGeometry, "a Wayland desktop cannot be \(geometry): wayvnc sends the last of its 64×64 tiles, \(across)×\(down) pixels, in a form browsers misread; use \(Geometry(width: geometry.width - across + 4, height: geometry.height)) or \(Geometry(width: geometry.width - across, height: geometry.height)).")
+    }
+
     /// The Wayland display is not a number the launcher claims: nothing of its log means that.
     public func displayWasTaken(log: [String]) -> Bool { false }
 

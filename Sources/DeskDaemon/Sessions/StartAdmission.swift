@@ -31,6 +31,7 @@ struct StartAdmission {
         if !userXstartup { try checkInstalled(template, library: library) }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
+        if template.compositor != nil { try WaylandVNC.checkTiles(geometry) }
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         if let requested = request.display, !configuration.displayRange.contains(requested.number) {
             let range = configuration.displayRange
@@ -62,6 +63,7 @@ struct StartAdmission {
         let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
+        if template.compositor != nil { try WaylandVNC.checkTiles(geometry) }
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         if let requested = request.display {
             throw DeskError(.badRequest, "--display picks a display on this host; a cluster desktop gets its own on its node. Leave out --display (deskctl names the new desktop :N for kill and url), or leave out --slurm for \(requested) here.")
