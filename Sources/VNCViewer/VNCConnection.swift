@@ -83,11 +83,14 @@ public final class VNCConnection: @unchecked Sendable {
     }
 
     /// Asks for the whole screen and waits for the update; returns the round trip in nanoseconds.
+    /// `incremental` asks only for what changed since the last (a server may then answer only
+    /// once something does: wayvnc sends a new client its last captured frame, which can be
+    /// older than the screen, until the screen next changes).
     @discardableResult
-    public func refresh(timeoutMicroseconds: UInt32 = 5_000_000) -> UInt64? {
+    public func refresh(incremental: Bool = false, timeoutMicroseconds: UInt32 = 5_000_000) -> UInt64? {
         guard let client else { return nil }
         let start = Self.now()
-        guard SendFramebufferUpdateRequest(client, 0, 0, client.pointee.width, client.pointee.height, 0) != 0 else { return nil }
+        guard SendFramebufferUpdateRequest(client, 0, 0, client.pointee.width, client.pointee.height, incremental ? 1 : 0) != 0 else { return nil }
         var remaining = Int64(timeoutMicroseconds)
         while remaining > 0 {
             let waited = Self.now()

@@ -306,7 +306,7 @@ import Testing
         let daemon = try Daemon { $0.defaultDesktop = "openbox" }
         defer { daemon.remove() }
         let desktops = daemon.service.desktops()
-        #expect(desktops.map(\.name) == ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xterm"])
+        #expect(desktops.map(\.name) == ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xfce-wayland", "xterm"])
         let byName = Dictionary(uniqueKeysWithValues: desktops.map { ($0.name, $0) })
         #expect(byName["openbox"] == DesktopInfo(name: "openbox", installed: true, isDefault: true))
         #expect(byName["xterm"]?.installed == true && byName["auto"]?.starts == "openbox")

@@ -23,7 +23,8 @@ import VNCViewer
     static let missingTools = BootedDebian.missingTools
     static let user = "deskt-booted"
     /// The desktop processes purge must leave none of (non-zombie).
-    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "deskd-web", "Xtigervnc", "Xvnc", "xterm", "openbox", "labwc", "wayvnc", "waybar", "foot", "Xwayland"]
+    static let deskdProcesses: Set<String> = ["deskd", "deskd-session", "deskd-web", "Xtigervnc", "Xvnc", "xterm", "openbox", "labwc", "wayvnc", "waybar", "foot", "Xwayland",
+                                              "xfce4-session", "xfce4-panel", "xfdesktop", "xfsettingsd", "xfconfd", "Thunar"]
     /// Beside the package's Depends and Recommends, the image holds what its desktop templates run
     /// (xsetroot and xrdb), as a host that installs a desktop has it, and man-db: with it
     /// `systemd-analyze verify` checks the units' Documentation= pages against the installed ones
@@ -31,7 +32,8 @@ import VNCViewer
     static let alsoPreinstalled = ["x11-xserver-utils", "man-db"]
     /// Where labwc is packaged (Debian 13), the image also holds the Wayland desktop's programs,
     /// as a host that installs labwc's template's line has them.
-    static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr"]]
+    /// And Xfce 4.20, whose Wayland session runs in labwc (the xfce-wayland template's line).
+    static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr", "xfce4", "librsvg2-common"]]
     static let resize = TestEnvironment.repository.appendingPathComponent("Tests/rfb/set_desktop_size.py").path
     static let thread = DedicatedThreadExecutor()
     static let secondThread = DedicatedThreadExecutor()
@@ -332,6 +334,38 @@ import VNCViewer
         var left = ""
         let gone = eventually(10) {
             left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", "labwc,wayvnc,waybar,foot,Xwayland"]).stdout) ?? ""
+            return left.split(separator: "\n").allSatisfy { $0.split(separator: " ").dropFirst().first?.hasPrefix("Z") == true }
+        }
+        #expect(gone, "\(suite): left after kill: \(left)")
+        try xfceOnWayland(in: box, suite: suite)
+    }
+
+    /// Xfce 4.20's Wayland session in labwc (the xfce-wayland template): its panel and desktop
+    /// drawn through the socket, and nothing of it left after kill.
+    private func xfceOnWayland(in box: BootedDebian, suite: String) throws {
+        let started = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "start", "--desktop", "xfce-wayland", "--geometry", "1280x800", "--json"])
+        try #require(started.status == 0, "\(suite): deskctl start --desktop xfce-wayland: \(started.stderr)")
+        let session = try started.decode(Session.self)
+        let socket = box.hostPath(try #require(session.rfbSocket))
+        var colours = 0, running = ""
+        // One viewer, asking for what changes: wayvnc's first frame to a new client can be one
+        // it captured before Xfce drew.
+        let drawn = eventually(30) {
+            running = (try? box.exec(["ps", "-o", "comm=", "-u", Self.user]).stdout) ?? ""
+            guard let viewer = try? VNCConnection(host: socket, port: 0, password: nil, timeoutSeconds: 5) else { return false }
+            defer { viewer.close() }
+            guard viewer.refresh() != nil else { return false }
+            for _ in 0..<10 where Set(viewer.pixels).count <= 16 { viewer.refresh(incremental: true, timeoutMicroseconds: 1_000_000) }
+            colours = Set(viewer.pixels).count
+            return colours > 16 && running.contains("xfce4-panel") && running.contains("xfdesktop")
+        }
+        print("BootedSystemdTests: \(suite): xfce-wayland through \(socket): \(colours) colours; running: \(running.split(separator: "\n").joined(separator: " "))")
+        #expect(drawn, "\(suite): Xfce on Wayland was not drawn (\(colours) colours) or its panel and desktop are not running: \(running)")
+        let killed = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "kill", session.display.description])
+        #expect(killed.status == 0, "\(killed.stderr)")
+        var left = ""
+        let gone = eventually(10) {
+            left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", "labwc,wayvnc,xfce4-session,xfce4-panel,xfdesktop,xfsettingsd,Thunar,Xwayland"]).stdout) ?? ""
             return left.split(separator: "\n").allSatisfy { $0.split(separator: " ").dropFirst().first?.hasPrefix("Z") == true }
         }
         #expect(gone, "\(suite): left after kill: \(left)")

@@ -47,7 +47,7 @@ struct DebianPackageTests {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
             let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web", "/usr/libexec/deskd/deskd-auth"]
-                + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
+                + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xfce-wayland", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")
             }

@@ -42,7 +42,7 @@ struct InstallTests {
         "usr/share/doc/deskd/HACKING.md",
         "usr/share/doc/deskd/PROTOCOL.md",
         "usr/share/doc/deskd/THREAT_MODEL.md",
-    ] + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
+    ] + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xfce-wayland", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
         + ["portal.html", "portal.css", "portal.js"].map { "usr/share/deskd/templates/portal/\($0)" }
 
     static func make(_ arguments: [String]) throws -> (status: Int32, output: String) {
