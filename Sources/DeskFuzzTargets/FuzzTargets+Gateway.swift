@@ -188,13 +188,13 @@ extension FuzzTargets {
     /// A Wayland desktop's RFB as the gateway reads it for a browser (ServerMessageFilter: the
     /// owner's wayvnc, or whatever the owner runs in its place, may send anything): the first
     /// byte plans the cut, the second is the policy (bit 0 the clipboard may reach the browser,
-    /// bit 1 the browser asked for noVNC's 32-bit pixels). However the stream is cut, the gateway passes
+    /// bit 1 the browser set no pixel format; the browser listed what noVNC lists). However the stream is cut, the gateway passes
     /// the same and stops at the same place; what it passes, read again, is passed whole with no
     /// ServerCutText left in it where the policy keeps the clipboard.
     static let rfbServerMessages: Target = { bytes in
         guard bytes.count >= 2 else { return }
         let policy = ServerMessageFilter.Policy(clipboardToBrowser: bytes[1] & 1 != 0)
-        let requested = bytes[1] & 2 != 0 ? PixelFormat([32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]) : nil
+        let requested = bytes[1] & 2 == 0 ? PixelFormat([32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]) : nil
         let stream = bytes.dropFirst(2)
         let whole = desktopStream([stream], policy: policy, requested: requested)
         let cut = desktopStream(pieces(stream, plan: bytes[0]), policy: policy, requested: requested)
@@ -209,6 +209,7 @@ extension FuzzTargets {
                               requested: PixelFormat?) -> (passed: [UInt8], violation: ServerMessageFilter.Violation?, dropped: Int) {
         var filter = ServerMessageFilter(policy: policy)
         filter.requestedFormat = requested
+        filter.offeredEncodings = [0, 1, 7, 16, -239, -223, -224, -258, -261, -307, -308, -312, -313]
         var passed: [UInt8] = []
         for piece in pieces {
             var input = ByteBuffer(bytes: piece), output = ByteBuffer()

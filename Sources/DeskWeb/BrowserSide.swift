@@ -304,6 +304,7 @@ final class BrowserSide: ChannelDuplexHandler, RemovableChannelHandler {
         // The browser's SetPixelFormat is passed only before it asks for the screen, so every
         // update is measured in the format it was sent in.
         filter.requestedFormat = stream.filter.pixelFormat
+        filter.offeredEncodings = stream.filter.passedEncodings
         let passed: ByteBuffer
         do throws(ServerMessageFilter.Violation) {
             switch try filter.read(data) {

@@ -52,6 +52,7 @@ public struct ClientMessageFilter: Sendable {
         case lateSetPixelFormat
         case unmeasurablePixelFormat
         case extendedClipboard
+        case noPixelFormat
 
         public var description: String {
             switch self {
@@ -62,6 +63,7 @@ public struct ClientMessageFilter: Sendable {
             case .lateSetPixelFormat: "the browser changed its pixel format after asking for the screen, which the gateway does not pass to this desktop"
             case .unmeasurablePixelFormat: "the browser asked for a pixel format the gateway cannot measure for this desktop"
             case .extendedClipboard: "the browser sent an extended clipboard message, which this desktop never offered"
+            case .noPixelFormat: "the browser asked for the screen before it set its pixel format, which the gateway needs for this desktop"
             }
         }
     }
@@ -110,6 +112,9 @@ public struct ClientMessageFilter: Sendable {
     public private(set) var droppedMessages = 0
     /// The pixel format of the SetPixelFormat last passed, for a measured desktop.
     public private(set) var pixelFormat: PixelFormat?
+    /// Every encoding passed on in a SetEncodings so far, for a measured desktop (a server may
+    /// still answer in one a later SetEncodings left out, for an update already on its way).
+    public private(set) var passedEncodings: Set<Int32> = []
     /// Whether a FramebufferUpdateRequest or EnableContinuousUpdates has been passed: from then
     /// on, updates may be on their way.
     private var screenRequested = false
@@ -153,6 +158,9 @@ public struct ClientMessageFilter: Sendable {
                     continue
                 }
                 if header[0] == MessageType.framebufferUpdateRequest || header[0] == MessageType.enableContinuousUpdates {
+                    // noVNC sets its format first; without one, neatvnc 0.5 would use its
+                    // framebuffer's, which the gateway cannot see.
+                    if policy.measuredDesktop, pixelFormat == nil { throw .noPixelFormat }
                     screenRequested = true
                 }
                 let pass = passes(header[0])
@@ -184,12 +192,15 @@ public struct ClientMessageFilter: Sendable {
         if policy.measuredDesktop {
             // wayvnc (neatvnc) reads at most 32 encodings of a SetEncodings and only their bytes:
             // a longer list would have the rest read as messages of their own, which the filter
-            // never saw. The measured ones are 30 at most, each passed once.
+            // never saw. The measured ones are 29, each passed once.
             var seen = Set<Int32>()
             encodings = encodings.filter { ServerMessageFilter.isMeasurable($0) && seen.insert($0).inserted }
             encodings = Array(encodings.prefix(ServerMessageFilter.maxEncodings))
         }
         extendedPointerEvents = encodings.contains(Self.extendedMouseButtons)
+        // Kept for a measured desktop only, whose list holds measured encodings alone (29 at
+        // most): another browser's lists could grow it without end.
+        if policy.measuredDesktop { passedEncodings.formUnion(encodings) }
         output.writeBytes(header[0...1])
         output.writeInteger(UInt16(encodings.count))
         for encoding in encodings { output.writeInteger(encoding) }

@@ -30,6 +30,8 @@ public struct ServerMessageFilter: Sendable {
     public enum Violation: Error, Equatable, CustomStringConvertible {
         case unknownMessage(UInt8)
         case unknownEncoding(Int32)
+        case unrequestedEncoding(Int32)
+        case oversizedDesktopName(Int)
         case unmeasurablePixelFormat
         case tightControl(UInt8)
         case ambiguousTight(Int)
@@ -39,6 +41,8 @@ public struct ServerMessageFilter: Sendable {
             switch self {
             case .unknownMessage(let type): "the desktop sent RFB message type \(type), which the gateway does not pass"
             case .unknownEncoding(let encoding): "the desktop sent a rectangle in encoding \(encoding), which the gateway cannot measure"
+            case .unrequestedEncoding(let encoding): "the desktop sent a rectangle in encoding \(encoding), which the browser never asked for"
+            case .oversizedDesktopName(let length): "the desktop sent a name of \(length) bytes (at most \(ServerMessageFilter.maxDesktopNameBytes))"
             case .unmeasurablePixelFormat: "the desktop's pixel format is not one the gateway can measure"
             case .tightControl(let control): "the desktop sent a Tight rectangle with control byte \(control), which the gateway cannot measure"
             case .ambiguousTight(let bytes): "the desktop sent a Tight rectangle of \(bytes) bytes of pixels, which the specification sends as they are and wayvnc after a length: the gateway cannot tell which"
@@ -72,6 +76,8 @@ public struct ServerMessageFilter: Sendable {
         public static let extendedDesktopSize: Int32 = -308
         public static let fence: Int32 = -312
         public static let continuousUpdates: Int32 = -313
+        /// Not measured: neatvnc labels its VMware LED state -261 (QEMU's) with VMware's 4-byte
+        /// body, where -261's is 1 byte (the second cold review).
         public static let vmwareLEDState = Int32(bitPattern: 0x574D_5668)
     }
 
@@ -84,7 +90,7 @@ public struct ServerMessageFilter: Sendable {
         switch encoding {
         case Encoding.raw, Encoding.copyRect, Encoding.tight, Encoding.zrle, Encoding.cursor, Encoding.desktopSize,
              Encoding.lastRect, Encoding.qemuExtendedKeyEvent, Encoding.qemuLEDState, Encoding.desktopName,
-             Encoding.extendedDesktopSize, Encoding.fence, Encoding.continuousUpdates, Encoding.vmwareLEDState:
+             Encoding.extendedDesktopSize, Encoding.fence, Encoding.continuousUpdates:
             true
         case -32 ... -23, -256 ... -247:   // JPEG quality level, compression level
             true
@@ -95,6 +101,8 @@ public struct ServerMessageFilter: Sendable {
 
     /// wayvnc (neatvnc, every release to date) reads no more than 32 encodings of a SetEncodings.
     public static let maxEncodings = 32
+    /// A desktop's name: a title, not a body of bytes to pass unread.
+    public static let maxDesktopNameBytes = 4096
 
     private enum State: Sendable {
         /// ServerInit's fixed part (24 bytes), then its name.
@@ -112,10 +120,15 @@ public struct ServerMessageFilter: Sendable {
     private var header: [UInt8] = []
     /// Rectangles left in the framebuffer update being read.
     private var rectangles = 0
-    /// The pixel format ServerInit announced.
-    private var serverFormat: PixelFormat?
     /// The pixel format the browser asked for, once the gateway passed its SetPixelFormat on.
+    /// The only one rectangles are measured in: a measured desktop's browser must set it before
+    /// it asks for the screen (ClientMessageFilter), since neatvnc 0.5 takes the format of its
+    /// framebuffer at the first request otherwise, which need not be ServerInit's.
     public var requestedFormat: PixelFormat?
+    /// Every encoding the gateway has passed the desktop in a SetEncodings. A rectangle in any
+    /// other (but raw, which a server may always send) is one the desktop was never asked for:
+    /// the filter has lost its place, or the server mislabels one, and either way it stops.
+    public var offeredEncodings: Set<Int32> = []
     /// ServerCutText messages dropped so far.
     public private(set) var droppedMessages = 0
 
@@ -215,7 +228,6 @@ public struct ServerMessageFilter: Sendable {
             case .serverInit:
                 collect(&header)
                 guard header.count == 24 else { continue }
-                serverFormat = PixelFormat(header[4..<20])
                 let nameLength = Int(Self.u32(header, 20))
                 passHeader(header, into: &spans)
                 header.removeAll(keepingCapacity: true)
@@ -237,7 +249,10 @@ public struct ServerMessageFilter: Sendable {
                 finishBody(remaining: measured, pass: pass)
             case .rectangle:
                 collect(&header)
-                guard let format = requestedFormat ?? serverFormat, format.isMeasurable else { throw .unmeasurablePixelFormat }
+                guard let format = requestedFormat, format.isMeasurable else { throw .unmeasurablePixelFormat }
+                if header.count == 12, case let encoding = Self.encoding(header), encoding != Encoding.raw, !offeredEncodings.contains(encoding) {
+                    throw .unrequestedEncoding(encoding)
+                }
                 guard let measured = try Self.measureRectangle(header, format: format) else { continue }
                 passHeader(header, into: &spans)
                 if Self.encoding(header) == Encoding.lastRect { rectangles = 0 } else { rectangles -= 1 }
@@ -298,8 +313,13 @@ public struct ServerMessageFilter: Sendable {
             return width * height * format.bytesPerPixel
         case Encoding.copyRect:
             return 4
-        case Encoding.zrle, Encoding.desktopName:
+        case Encoding.zrle:
             return header.count == 16 ? Int(u32(header, 12)) : nil
+        case Encoding.desktopName:
+            guard header.count == 16 else { return nil }
+            let length = Int(u32(header, 12))
+            guard length <= maxDesktopNameBytes else { throw .oversizedDesktopName(length) }
+            return length
         case Encoding.tight:
             return try measureTight(header[12...], width: width, height: height, format: format)
         case Encoding.cursor:
@@ -308,8 +328,6 @@ public struct ServerMessageFilter: Sendable {
             return 0
         case Encoding.qemuLEDState:
             return 1
-        case Encoding.vmwareLEDState:
-            return 4
         case Encoding.extendedDesktopSize:
             return header.count == 16 ? 16 * Int(header[12]) : nil
         case let other:

@@ -28,6 +28,9 @@ final class RFBBenchClient {
         bytesPerPixel = Int(initial[4]) / 8
         let nameLength = initial[20...23].reduce(0) { $0 << 8 | Int($1) }
         try stream.skip(nameLength)
+        // The server's own format back to it (no conversion), set before any request, as noVNC
+        // sets its own: the gateway's measured relay (a Wayland desktop) requires one.
+        try stream.write([0, 0, 0, 0] + Array(initial[4..<20]))
         try stream.write([2, 0, 0, 1, 0, 0, 0, 0])   // SetEncodings: Raw
     }
 
