@@ -79,16 +79,24 @@ public final class DesktopJob {
     /// The desktop is up: waits for its end, keeping deskd's viewer count current.
     private func watch() -> EndCause {
         var nextCount = ContinuousClock.now
-        var heardSignals = false
+        var firstEnd: ContinuousClock.Instant?
         while true {
             if let endCause { return endCause }
             // scancel and the time limit signal every process of the job at once: Xvnc or a
             // desktop that ended then (killed, or exiting 0 as Xvnc does on SIGTERM) is Slurm's
             // end, whose own signal here may be a moment behind. So any end waits 100 ms for it.
-            if !heardSignals, xvnc?.end != nil || desktop?.end != nil {
-                heardSignals = true
-                pause(.milliseconds(100))
-                continue
+            // A desktop that ended alone waits up to 500 ms for its display server: one killed
+            // closes its clients' connections before its own exit is there to reap (the kernel
+            // frees its memory first), and on a loaded node the desktop's exit, caused by the
+            // server's death, was seen first and blamed.
+            if xvnc?.end != nil || desktop?.end != nil {
+                let since = firstEnd ?? .now
+                firstEnd = since
+                let wait: Duration = xvnc?.end == nil ? .milliseconds(500) : .milliseconds(100)
+                if ContinuousClock.now - since < wait {
+                    pause(.milliseconds(20))
+                    continue
+                }
             }
             if let end = xvnc?.end { return .xvncEnded(end) }
             if let end = desktop?.end { return .desktopEnded(end, lastLine: desktopLog?.lastLine) }
