@@ -79,40 +79,31 @@ extension FuzzTargets {
         /// The types of the whole messages in `stream` (ClientInit first), in order; a type Xvnc
         /// does not know ends the walk, as it would end Xvnc's connection.
         static func messageTypes(_ stream: [UInt8]) -> [UInt8] {
-            var types: [UInt8] = [], at = 1, extendedPointer = false
-            func u16(_ offset: Int) -> Int? { at + offset + 1 < stream.count ? Int(stream[at + offset]) << 8 | Int(stream[at + offset + 1]) : nil }
-            func u32(_ offset: Int) -> UInt32? {
-                guard at + offset + 3 < stream.count else { return nil }
-                return stream[(at + offset)...(at + offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            }
-            while at < stream.count {
-                let type = stream[at]
-                let length: Int?
-                switch type {
-                case 0: length = 20
+            var extendedPointer = false
+            return ServerReading.messageTypes(stream) { at in
+                let read = ServerReading(stream: stream, at: at)
+                switch stream[at] {
+                case 0: return 20
                 case 2:
-                    length = u16(2).map { 4 + 4 * $0 }
-                    if let length, at + length <= stream.count {
+                    guard let length = read.u16(2).map({ 4 + 4 * $0 }) else { return nil }
+                    if at + length <= stream.count {
                         extendedPointer = stride(from: at + 4, to: at + length, by: 4).contains { offset in
                             Int32(bitPattern: stream[offset...(offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) == -316
                         }
                     }
-                case 3: length = 10
-                case 4: length = 8
-                case 5: length = extendedPointer && at + 1 < stream.count && stream[at + 1] & 0x80 != 0 ? 7 : 6
-                case 6: length = u32(4).map { 8 + Int(Int32(bitPattern: $0).magnitude) }
-                case 150: length = 10
-                case 248: length = at + 8 < stream.count ? 9 + Int(stream[at + 8]) : nil
-                case 250: length = 4
-                case 251: length = at + 6 < stream.count ? 8 + 16 * Int(stream[at + 6]) : nil
-                case 255: length = 12
-                default: return types
+                    return length
+                case 3: return 10
+                case 4: return 8
+                case 5: return extendedPointer && at + 1 < stream.count && stream[at + 1] & 0x80 != 0 ? 7 : 6
+                case 6: return read.u32(4).map { 8 + Int(Int32(bitPattern: $0).magnitude) }
+                case 150: return 10
+                case 248: return read.u8(8).map { 9 + $0 }
+                case 250: return 4
+                case 251: return read.u8(6).map { 8 + 16 * $0 }
+                case 255: return 12
+                default: return nil
                 }
-                guard let length, at + length <= stream.count else { return types }   // the rest is still on its way
-                types.append(type)
-                at += length
             }
-            return types
         }
     }
 
@@ -123,36 +114,52 @@ extension FuzzTargets {
     /// does not know ends the walk, as it closes the client.
     enum NeatVNCReader {
         static func messageTypes(_ stream: [UInt8]) -> [UInt8] {
-            var types: [UInt8] = [], at = 1
-            func u16(_ offset: Int) -> Int? { at + offset + 1 < stream.count ? Int(stream[at + offset]) << 8 | Int(stream[at + offset + 1]) : nil }
-            func u32(_ offset: Int) -> UInt32? {
-                guard at + offset + 3 < stream.count else { return nil }
-                return stream[(at + offset)...(at + offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            }
-            while at < stream.count {
-                let type = stream[at]
-                let length: Int?
-                switch type {
-                case 0: length = 20
-                case 2: length = u16(2).map { 4 + 4 * min(32, $0) }
-                case 3: length = 10
-                case 4: length = 8
-                case 5: length = 6
+            ServerReading.messageTypes(stream) { at in
+                let read = ServerReading(stream: stream, at: at)
+                switch stream[at] {
+                case 0: return 20
+                case 2: return read.u16(2).map { 4 + 4 * min(32, $0) }
+                case 3: return 10
+                case 4: return 8
+                case 5: return 6
                 case 6:
-                    guard let text = u32(4) else { return types }
-                    guard text < 1 << 24 else { return types }   // MAX_CUT_TEXT_SIZE and beyond: closed
-                    length = 8 + Int(text)
-                case 150: length = 10
-                case 248: length = at + 8 < stream.count ? 9 + Int(stream[at + 8]) : nil
-                case 251: length = at + 6 < stream.count ? 8 + 16 * Int(stream[at + 6]) : nil
+                    // MAX_CUT_TEXT_SIZE and beyond (a negative length among them): closed.
+                    guard let text = read.u32(4), text < 1 << 24 else { return nil }
+                    return 8 + Int(text)
+                case 150: return 10
+                case 248: return read.u8(8).map { 9 + $0 }
+                case 251: return read.u8(6).map { 8 + 16 * $0 }
                 case 255:
-                    guard at + 1 < stream.count else { return types }
-                    guard stream[at + 1] == 0 else { return types }
-                    length = 12
-                default: return types
+                    // QEMU's extended key event only: another subtype closes the client.
+                    guard read.u8(1) == 0 else { return nil }
+                    return 12
+                default: return nil
                 }
-                guard let length, at + length <= stream.count else { return types }
-                types.append(type)
+            }
+        }
+    }
+
+    /// A server's walk over client messages, apart from the gateway's filter: the fields of the
+    /// message at `at`, nil where they are still on their way.
+    struct ServerReading {
+        let stream: [UInt8]
+        let at: Int
+
+        func u8(_ offset: Int) -> Int? { at + offset < stream.count ? Int(stream[at + offset]) : nil }
+        func u16(_ offset: Int) -> Int? { at + offset + 1 < stream.count ? Int(stream[at + offset]) << 8 | Int(stream[at + offset + 1]) : nil }
+        func u32(_ offset: Int) -> UInt32? {
+            guard at + offset + 3 < stream.count else { return nil }
+            return stream[(at + offset)...(at + offset + 3)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+
+        /// The types of the whole messages in `stream` after its ClientInit, in order, each
+        /// measured by `length` (its whole length, or nil where the server stops: a type it does
+        /// not know, or a length still on its way); a message cut short ends the walk too.
+        static func messageTypes(_ stream: [UInt8], length: (_ at: Int) -> Int?) -> [UInt8] {
+            var types: [UInt8] = [], at = 1
+            while at < stream.count {
+                guard let length = length(at), at + length <= stream.count else { return types }   // the rest is still on its way
+                types.append(stream[at])
                 at += length
             }
             return types

@@ -75,7 +75,6 @@ extension DesktopJob {
     /// if another X server took this one first.
     private func startXvnc(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
         let cookie = XAuthority.generate()
-        let environment = DesktopEnvironment(account: account, sessionID: spec.session)
         var tried: Set<Int> = []
         while true {
             guard let display = DisplayChoice.lowestFree(skipping: tried) else {
@@ -86,36 +85,16 @@ extension DesktopJob {
             } catch {
                 throw .failed(error)
             }
-            guard let log = OutputLog(file: directory.openLog("xvnc.log")) else {
-                throw .failed(JobFailure("could not make a pipe for Xvnc's output: \(String(cString: strerror(errno)))."))
-            }
             let needs = try displayServerNeeds(display: display, directory: directory, user: account.name)
-            let process: ChildProcess
-            do {
-                process = try ChildProcess.spawn(server.commandLine(needs), environment: environment.server, output: log.writeFD,
-                                                 directory: account.home, umask: 0o077)
-            } catch {
-                throw .failed(JobFailure("could not start Xvnc (\(spec.xvnc)) on \(node): \(error.reason)."))
-            }
-            log.childStarted()
-            logs.append(log)
-            xvnc = process
+            // Before the wait, which a signal may end: the end releases this display's lock.
             self.display = display
-            displayNeeds = needs
-
-            switch try waitForRFB(from: process, socket: directory.rfbSocket) {
-            case .answered:
-                return process
-            case .exited where server.displayWasTaken(log: log.recentLines) && tried.count < Self.displayRetries:
+            let (process, log, readiness) = try launchServer(needs, account: account, directory: directory)
+            if case .exited = readiness, server.displayWasTaken(log: log.recentLines), tried.count < Self.displayRetries {
                 StandardError.say("display \(display) was taken while Xvnc started (\(process.end ?? .notStarted)); trying the next.")
                 tried.insert(display.number)
-            case .exited:
-                throw .failed(JobFailure("Xvnc \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
-            case .timedOut:
-                throw .failed(JobFailure("Xvnc on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
-            case .impostor(let what):
-                throw .failed(JobFailure("Xvnc's socket on \(node) is not Xvnc's: \(what)."))
+                continue
             }
+            return try answered(readiness, process: process, log: log)
         }
     }
 
@@ -125,32 +104,46 @@ extension DesktopJob {
     /// choose: Xwayland takes the first free one itself, and nothing of the launcher's says a
     /// display was taken.
     private func startCompositor(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
-        guard let log = OutputLog(file: directory.openLog("server.log")) else {
-            throw .failed(JobFailure("could not make a pipe for the display server's output: \(String(cString: strerror(errno)))."))
-        }
         // No X display of its own: the title and the needs' display are only names here.
         let needs = try displayServerNeeds(display: Display(0), directory: directory, user: account.name)
-        let environment = DesktopEnvironment(account: account, sessionID: spec.session)
+        let (process, log, readiness) = try launchServer(needs, account: account, directory: directory)
+        return try answered(readiness, process: process, log: log)
+    }
+
+    /// The display server started with `needs`, its output on its way to its log, and how its
+    /// RFB socket answered (`waitForRFB`).
+    private func launchServer(_ needs: DisplayServerNeeds, account: UserAccount,
+                              directory: PrivateDirectory) throws(BringUpStop) -> (ChildProcess, OutputLog, RFBReadiness) {
+        guard let log = OutputLog(file: directory.openLog(spec.isWayland ? "server.log" : "xvnc.log")) else {
+            throw .failed(JobFailure("could not make a pipe for \(spec.isWayland ? "the display server" : "Xvnc")'s output: \(String(cString: strerror(errno)))."))
+        }
+        let environment = DesktopEnvironment(account: account, sessionID: spec.session).server(of: server, needs)
         let process: ChildProcess
         do {
-            process = try ChildProcess.spawn(server.commandLine(needs), environment: environment.server(of: server, needs), output: log.writeFD,
+            process = try ChildProcess.spawn(server.commandLine(needs), environment: environment, output: log.writeFD,
                                              directory: account.home, umask: 0o077)
         } catch {
-            throw .failed(JobFailure("could not start \(server.name) on \(node): \(error.reason)."))
+            throw .failed(JobFailure("could not start \(spec.isWayland ? server.name : "Xvnc (\(spec.xvnc))") on \(node): \(error.reason)."))
         }
         log.childStarted()
         logs.append(log)
         xvnc = process
         displayNeeds = needs
-        switch try waitForRFB(from: process, socket: directory.rfbSocket) {
+        return (process, log, try waitForRFB(from: process, socket: directory.rfbSocket))
+    }
+
+    /// The server, once its socket answered; else the failure that ends the start.
+    private func answered(_ readiness: RFBReadiness, process: ChildProcess, log: OutputLog) throws(BringUpStop) -> ChildProcess {
+        let name = spec.isWayland ? server.name : "Xvnc"
+        switch readiness {
         case .answered:
             return process
         case .exited:
-            throw .failed(JobFailure("\(server.name) \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
+            throw .failed(JobFailure("\(name) \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
         case .timedOut:
-            throw .failed(JobFailure("\(server.name) on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
+            throw .failed(JobFailure("\(name) on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
         case .impostor(let what):
-            throw .failed(JobFailure("the job's socket on \(node) is not its wayvnc's: \(what)."))
+            throw .failed(JobFailure(spec.isWayland ? "the job's socket on \(node) is not its wayvnc's: \(what)." : "Xvnc's socket on \(node) is not Xvnc's: \(what)."))
         }
     }
 

@@ -329,15 +329,21 @@ import VNCViewer
         let resized = try CommandResult.run("/usr/bin/python3", [Self.resize, socket, "1024", "768"])
         print("BootedSystemdTests: \(suite): SetDesktopSize 1024x768 → \(resized.stdout.trimming())\(resized.stderr)")
         #expect(resized.status == 0 && resized.stdout.contains("\"after\": [1024, 768]"), "\(suite): the resize: \(resized.stdout)\(resized.stderr)")
+        try kill(session, in: box, suite: suite, leaving: ["labwc", "wayvnc", "waybar", "foot", "Xwayland"])
+        try xfceOnWayland(in: box, suite: suite)
+    }
+
+    /// `deskctl kill` of a Wayland desktop, as its user, and none of `programs` left running
+    /// (zombies aside: the container's init reaps when it reaps).
+    private func kill(_ session: Session, in box: BootedDebian, suite: String, leaving programs: [String]) throws {
         let killed = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "kill", session.display.description])
         #expect(killed.status == 0, "\(killed.stderr)")
         var left = ""
         let gone = eventually(10) {
-            left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", "labwc,wayvnc,waybar,foot,Xwayland"]).stdout) ?? ""
+            left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", programs.joined(separator: ",")]).stdout) ?? ""
             return left.split(separator: "\n").allSatisfy { $0.split(separator: " ").dropFirst().first?.hasPrefix("Z") == true }
         }
         #expect(gone, "\(suite): left after kill: \(left)")
-        try xfceOnWayland(in: box, suite: suite)
     }
 
     /// Xfce 4.20's Wayland session in labwc (the xfce-wayland template): its panel and desktop
@@ -361,14 +367,7 @@ import VNCViewer
         }
         print("BootedSystemdTests: \(suite): xfce-wayland through \(socket): \(colours) colours; running: \(running.split(separator: "\n").joined(separator: " "))")
         #expect(drawn, "\(suite): Xfce on Wayland was not drawn (\(colours) colours) or its panel and desktop are not running: \(running)")
-        let killed = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "kill", session.display.description])
-        #expect(killed.status == 0, "\(killed.stderr)")
-        var left = ""
-        let gone = eventually(10) {
-            left = (try? box.exec(["ps", "-o", "pid=,stat=,comm=", "-C", "labwc,wayvnc,xfce4-session,xfce4-panel,xfdesktop,xfsettingsd,Thunar,Xwayland"]).stdout) ?? ""
-            return left.split(separator: "\n").allSatisfy { $0.split(separator: " ").dropFirst().first?.hasPrefix("Z") == true }
-        }
-        #expect(gone, "\(suite): left after kill: \(left)")
+        try kill(session, in: box, suite: suite, leaving: ["labwc", "wayvnc", "xfce4-session", "xfce4-panel", "xfdesktop", "xfsettingsd", "Thunar", "Xwayland"])
     }
 
     /// Version A is the package under test; version B is the same package repacked with a higher

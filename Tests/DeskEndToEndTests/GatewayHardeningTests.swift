@@ -94,6 +94,11 @@ struct GatewayHardeningTests {
         #expect(try outstanding() == 0)
     }
 
+    /// For a bash script that leaves a program behind (a clipboard's owner, xclip or wl-copy):
+    /// it must not keep a descriptor Foundation's Process gave runuser (Foundation waits for the
+    /// last holder to close it), so bash closes every one above 2 first.
+    static let closingInheritedDescriptors = "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+
     /// Issue 26, item 2 (reproduced before the fix: a view-only viewer received what the owner
     /// copied, from CLIPBOARD and from PRIMARY, as ServerCutText). The owner's own full link, open
     /// beside it, shows the copy does reach full viewers, so the silence is not a test that cannot fail.
@@ -109,11 +114,9 @@ struct GatewayHardeningTests {
         var seenByOwner: [String] = [], seenByWatcher: [String] = []
         for selection in ["clipboard", "primary"] {
             let secret = "secret-\(selection)-\(UUID().uuidString.prefix(8))"
-            // xclip stays behind to serve the selection, and ends with the session's X server. It
-            // must not keep a descriptor Foundation's Process gave runuser (Foundation waits for
-            // the last holder to close it), so bash closes every one above 2 first.
+            // xclip stays behind to serve the selection, and ends with the session's X server.
             let copy = try CommandResult.run("/usr/sbin/runuser", ["-u", owner.name, "--", "/bin/bash", "-c",
-                "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+                Self.closingInheritedDescriptors
                     + "printf %s '\(secret)' | DISPLAY=\(session.display) XAUTHORITY=\(authority) xclip -selection \(selection) -i >/dev/null 2>&1"])
             #expect(copy.status == 0, "xclip: \(copy.stderr)")
             for _ in 0..<10 where !seenByOwner.contains(secret) {

@@ -94,6 +94,22 @@ extension EndToEnd {
                     && UserAccount.named("deskd-web") != nil && access("/etc/pam.d/deskd-web", R_OK) == 0 && access("/usr/bin/wl-copy", X_OK) == 0,
                     "a Wayland desktop in a browser needs root, sway, wayvnc, foot, Xwayland, wl-clipboard, Chromium with Playwright and the deskd-web account (scripts/install-deps)"))
     struct WaylandBrowserTests {
+        /// A deskd with its gateway on loopback, and a sway desktop of `owner`'s; the daemon is
+        /// shut down and the owner reaped here if the start fails, else by the caller.
+        static func swayBehindTheGateway(for owner: UserAccount) throws -> (DaemonUnderTest, Session) {
+            let port = try BrowserGatewayTests.freePort()
+            let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+            do {
+                let started = try daemon.deskctl(["start", "--user", owner.name, "--desktop", "sway", "--json"])
+                try #require(started.status == 0, "start --desktop sway: \(started.stderr)")
+                return (daemon, try started.decode(Session.self))
+            } catch {
+                daemon.shutDown()
+                TestUsers.reap(owner)
+                throw error
+            }
+        }
+
         @Test func aSwayDesktopOpensInChromiumFromThePortalAndTakesItsOwnersKeys() throws {
             let owner = try TestUsers.ensure("deskt-wren")
             let password = try PortalTests.givePassword(to: owner)
@@ -135,12 +151,8 @@ extension EndToEnd {
         /// must not, and the desktop must still answer.
         @Test func aViewOnlyBrowserCannotSmuggleKeysPastTheFilter() throws {
             let owner = try TestUsers.ensure("deskt-sly")
-            let port = try BrowserGatewayTests.freePort()
-            let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+            let (daemon, session) = try Self.swayBehindTheGateway(for: owner)
             defer { daemon.shutDown(); TestUsers.reap(owner) }
-            let started = try daemon.deskctl(["start", "--user", owner.name, "--desktop", "sway", "--json"])
-            try #require(started.status == 0, "start --desktop sway: \(started.stderr)")
-            let session = try started.decode(Session.self)
             func keys(_ text: String) -> [[UInt8]] {
                 (text.unicodeScalars.map { UInt32($0.value) } + [0xFF0D]).flatMap { keysym in
                     [UInt8(1), 0].map { down in [4, down, 0, 0] + (0..<4).reversed().map { UInt8(truncatingIfNeeded: keysym >> ($0 * 8)) } }
@@ -180,12 +192,8 @@ extension EndToEnd {
         /// fail, and never a view-only one: wayvnc sends it to both, the gateway drops it.
         @Test func aViewOnlyBrowserGetsNoneOfTheOwnersWaylandClipboard() throws {
             let owner = try TestUsers.ensure("deskt-clem")
-            let port = try BrowserGatewayTests.freePort()
-            let daemon = try DaemonUnderTest(config: "[web]\nlisten = \"127.0.0.1:\(port)\"\n")
+            let (daemon, session) = try Self.swayBehindTheGateway(for: owner)
             defer { daemon.shutDown(); TestUsers.reap(owner) }
-            let started = try daemon.deskctl(["start", "--user", owner.name, "--desktop", "sway", "--json"])
-            try #require(started.status == 0, "start --desktop sway: \(started.stderr)")
-            let session = try started.decode(Session.self)
             let directory = try #require(session.rfbSocket.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path })
             let recorded = try String(contentsOfFile: directory + "/" + WaylandVNC.environmentFile, encoding: .utf8)
             let wayland = try #require(recorded.split(separator: "\n").first { $0.hasPrefix("WAYLAND_DISPLAY=") }.map { String($0.dropFirst(16)) })
@@ -195,10 +203,9 @@ extension EndToEnd {
             var seenByOwner: [String] = [], seenByWatcher: [String] = []
             for selection in ["", "--primary"] {
                 let secret = "secret\(selection)-\(UUID().uuidString.prefix(8))"
-                // wl-copy stays behind to serve the selection until the compositor ends; like
-                // xclip in the Xvnc test, it must not keep a descriptor Foundation waits on.
+                // wl-copy stays behind to serve the selection until the compositor ends.
                 let copy = try CommandResult.run("/usr/sbin/runuser", ["-u", owner.name, "--", "/bin/bash", "-c",
-                    "for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ \"$fd\" -gt 2 ] && eval \"exec $fd>&-\"; done; "
+                    GatewayHardeningTests.closingInheritedDescriptors
                         + "XDG_RUNTIME_DIR=\(directory) WAYLAND_DISPLAY=\(wayland) wl-copy \(selection) '\(secret)' >/dev/null 2>&1"])
                 #expect(copy.status == 0, "wl-copy \(selection): \(copy.stderr)")
                 for _ in 0..<10 where !seenByOwner.contains(secret) {

@@ -94,167 +94,160 @@ def log_in(page, base, user, password):
     page.click("#login-submit")
 
 
-def flow(args):
+def walk(steps, args):
+    """Runs `steps(browser, args, result, step)` in a fresh headless Chromium and prints `result`
+    as one JSON object; an exception ends the walk, and is reported, with the steps reached."""
     result = {"steps": [], "error": None, "console": []}
     step = lambda name: result["steps"].append(name)  # noqa: E731
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=harness.CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            steps(browser, args, result, step)
+        except Exception as error:  # reported, not raised: the caller reads what was reached
+            result["error"] = f"{type(error).__name__}: {error}"[:600]
+        finally:
+            browser.close()
+    json.dump(result, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 1 if result["error"] else 0
+
+
+def flow(browser, args, result, step):
     shots = args.screenshots
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=harness.CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            # bypass_csp: axe-core is injected into the page to audit it; the portal's CSP (which
-            # forbids that, as it should) is checked from its headers by the API's test.
-            owner = browser.new_context(viewport={"width": 1100, "height": 800}, bypass_csp=True)
-            page = owner.new_page()
-            page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
-            page.on("pageerror", lambda e: result["console"].append(f"pageerror: {e}"[:300]))
+    # bypass_csp: axe-core is injected into the page to audit it; the portal's CSP (which
+    # forbids that, as it should) is checked from its headers by the API's test.
+    owner = browser.new_context(viewport={"width": 1100, "height": 800}, bypass_csp=True)
+    page = owner.new_page()
+    page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
+    page.on("pageerror", lambda e: result["console"].append(f"pageerror: {e}"[:300]))
 
-            page.goto(args.url, wait_until="load")
-            wait_for(page, lambda: page.is_visible("#login-form"), 15, "the login form")
-            result["axeLogin"] = audit(page)
-            step("audited the login page")
+    page.goto(args.url, wait_until="load")
+    wait_for(page, lambda: page.is_visible("#login-form"), 15, "the login form")
+    result["axeLogin"] = audit(page)
+    step("audited the login page")
 
-            log_in(page, args.url, args.user, "not-" + args.password)
-            result["wrongPassword"] = wait_for(page, lambda: page.inner_text("#login-error").strip(), 20, "the refusal")
-            page.screenshot(path=os.path.join(shots, "login.png"))
-            step("refused a wrong password")
+    log_in(page, args.url, args.user, "not-" + args.password)
+    result["wrongPassword"] = wait_for(page, lambda: page.inner_text("#login-error").strip(), 20, "the refusal")
+    page.screenshot(path=os.path.join(shots, "login.png"))
+    step("refused a wrong password")
 
-            page.fill("#login-password", args.password)
-            page.click("#login-submit")
-            wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
-            result["user"] = page.inner_text("#user")
-            cookies = [c for c in owner.cookies() if c["name"] == "deskd_web"]
-            result["cookie"] = {k: cookies[0][k] for k in ("httpOnly", "secure", "sameSite", "path")} if cookies else None
-            step("logged in")
+    page.fill("#login-password", args.password)
+    page.click("#login-submit")
+    wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
+    result["user"] = page.inner_text("#user")
+    cookies = [c for c in owner.cookies() if c["name"] == "deskd_web"]
+    result["cookie"] = {k: cookies[0][k] for k in ("httpOnly", "secure", "sameSite", "path")} if cookies else None
+    step("logged in")
 
-            wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
-            page.click("#start-submit")
-            card = page.locator("article.card:not(.ended)").first
-            wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
-            result["card"] = card.inner_text()
-            result["title"] = page.title()
-            result["announced"] = page.inner_text("#announce")
-            page.screenshot(path=os.path.join(shots, "cards.png"))
-            result["axeCards"] = audit(page)
-            step("audited the card list")
-            step("started a desktop")
+    wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
+    page.click("#start-submit")
+    card = page.locator("article.card:not(.ended)").first
+    wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
+    result["card"] = card.inner_text()
+    result["title"] = page.title()
+    result["announced"] = page.inner_text("#announce")
+    page.screenshot(path=os.path.join(shots, "cards.png"))
+    result["axeCards"] = audit(page)
+    step("audited the card list")
+    step("started a desktop")
 
-            card.get_by_role("button", name="Share view-only").click()
-            card.get_by_label("Only for these accounts").fill(args.viewer)
-            card.get_by_role("button", name="Make a view-only link").click()
-            share = wait_for(page, lambda: card.locator(".share input[readonly]").input_value(), 10, "the view-only link")
-            result["shareLink"] = share.split("#")[0]
-            result["shareLabel"] = card.locator(".share label").first.inner_text()
-            step("made a view-only link for the viewer")
+    card.get_by_role("button", name="Share view-only").click()
+    card.get_by_label("Only for these accounts").fill(args.viewer)
+    card.get_by_role("button", name="Make a view-only link").click()
+    share = wait_for(page, lambda: card.locator(".share input[readonly]").input_value(), 10, "the view-only link")
+    result["shareLink"] = share.split("#")[0]
+    result["shareLabel"] = card.locator(".share label").first.inner_text()
+    step("made a view-only link for the viewer")
 
-            stranger = browser.new_context(viewport={"width": 900, "height": 600})
-            outsider = stranger.new_page()
-            outsider.goto(share, wait_until="load")
-            result["strangerSaw"] = wait_for(outsider, lambda: "named people" in outsider.inner_text("body") and outsider.inner_text("body"),
-                                             15, "the refusal of a browser logged in as nobody")[:300]
-            stranger.close()
-            step("a browser logged in as nobody was refused the named link")
+    stranger = browser.new_context(viewport={"width": 900, "height": 600})
+    outsider = stranger.new_page()
+    outsider.goto(share, wait_until="load")
+    result["strangerSaw"] = wait_for(outsider, lambda: "named people" in outsider.inner_text("body") and outsider.inner_text("body"),
+                                     15, "the refusal of a browser logged in as nobody")[:300]
+    stranger.close()
+    step("a browser logged in as nobody was refused the named link")
 
-            with owner.expect_page() as opened:
-                card.get_by_role("button", name="Open").click()
-            desktop = opened.value
-            state = desktop_shown(desktop, 30)
-            result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
-            type_into(desktop, args.type)
-            desktop.wait_for_timeout(1500)
-            desktop.screenshot(path=os.path.join(shots, "desktop.png"))
-            step("opened the desktop and typed")
+    with owner.expect_page() as opened:
+        card.get_by_role("button", name="Open").click()
+    desktop = opened.value
+    state = desktop_shown(desktop, 30)
+    result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
+    type_into(desktop, args.type)
+    desktop.wait_for_timeout(1500)
+    desktop.screenshot(path=os.path.join(shots, "desktop.png"))
+    step("opened the desktop and typed")
 
-            viewer = browser.new_context(viewport={"width": 1100, "height": 800})
-            other = viewer.new_page()
-            log_in(other, args.url, args.viewer, args.viewer_password)
-            wait_for(other, lambda: other.is_visible("#desktops-view"), 20, "the viewer's desktops view")
-            other.wait_for_timeout(1000)
-            result["viewerCards"] = other.locator("article.card").count()
-            step("the viewer sees no card")
-            watch = viewer.new_page()
-            watch.goto(share, wait_until="load")
-            state = desktop_shown(watch, 30)
-            result["viewerDesktop"] = {"width": state["width"], "height": state["height"]}
-            type_into(watch, args.viewer_type)
-            watch.wait_for_timeout(1500)
-            watch.screenshot(path=os.path.join(shots, "viewer.png"))
-            step("the viewer watched and typed")
+    viewer = browser.new_context(viewport={"width": 1100, "height": 800})
+    other = viewer.new_page()
+    log_in(other, args.url, args.viewer, args.viewer_password)
+    wait_for(other, lambda: other.is_visible("#desktops-view"), 20, "the viewer's desktops view")
+    other.wait_for_timeout(1000)
+    result["viewerCards"] = other.locator("article.card").count()
+    step("the viewer sees no card")
+    watch = viewer.new_page()
+    watch.goto(share, wait_until="load")
+    state = desktop_shown(watch, 30)
+    result["viewerDesktop"] = {"width": state["width"], "height": state["height"]}
+    type_into(watch, args.viewer_type)
+    watch.wait_for_timeout(1500)
+    watch.screenshot(path=os.path.join(shots, "viewer.png"))
+    step("the viewer watched and typed")
 
-            # The owner takes that share back, alone: the viewer's desktop goes.
-            card.get_by_role("button", name="Share view-only").click()
-            # The owner's own Open is a share too (full control): the viewer's is the one named for them.
-            share_item = card.locator(".shares li", has_text="for " + args.viewer)
-            listed = wait_for(page, lambda: share_item.count() > 0 and share_item.first.inner_text(), 15, "the share in the card's list")
-            result["shareListed"] = listed
-            result["sharesListed"] = card.locator(".shares li").count()
-            share_item.first.get_by_role("button", name="Take back").click()
-            wait_for(watch, lambda: not watch.evaluate(harness.PAGE_STATE)["connected"], 20, "the viewer's desktop to go")
-            step("took the share back and the viewer's desktop went")
+    # The owner takes that share back, alone: the viewer's desktop goes.
+    card.get_by_role("button", name="Share view-only").click()
+    # The owner's own Open is a share too (full control): the viewer's is the one named for them.
+    share_item = card.locator(".shares li", has_text="for " + args.viewer)
+    listed = wait_for(page, lambda: share_item.count() > 0 and share_item.first.inner_text(), 15, "the share in the card's list")
+    result["shareListed"] = listed
+    result["sharesListed"] = card.locator(".shares li").count()
+    share_item.first.get_by_role("button", name="Take back").click()
+    wait_for(watch, lambda: not watch.evaluate(harness.PAGE_STATE)["connected"], 20, "the viewer's desktop to go")
+    step("took the share back and the viewer's desktop went")
 
-            page.once("dialog", lambda dialog: dialog.accept())
-            card.get_by_role("button", name="End").click()
-            ended = page.locator("article.card.ended").first
-            wait_for(page, lambda: ended.count() > 0 and "Why" in ended.inner_text(), 30, "the ended card with its reason")
-            result["endedCard"] = ended.inner_text()
-            page.screenshot(path=os.path.join(shots, "ended.png"))
-            step("ended the desktop")
+    page.once("dialog", lambda dialog: dialog.accept())
+    card.get_by_role("button", name="End").click()
+    ended = page.locator("article.card.ended").first
+    wait_for(page, lambda: ended.count() > 0 and "Why" in ended.inner_text(), 30, "the ended card with its reason")
+    result["endedCard"] = ended.inner_text()
+    page.screenshot(path=os.path.join(shots, "ended.png"))
+    step("ended the desktop")
 
-            if args.wait_logout:
-                started = time.monotonic()
-                wait_for(page, lambda: page.is_visible("#login-view"), args.wait_logout, "the logout for inactivity")
-                result["loggedOutAfter"] = round(time.monotonic() - started, 1)
-                result["loggedOutMessage"] = page.inner_text("#login-error")
-                page.screenshot(path=os.path.join(shots, "logged-out.png"))
-                step("logged out for inactivity")
-        except Exception as error:  # reported, not raised: the caller reads what was reached
-            result["error"] = f"{type(error).__name__}: {error}"[:600]
-        finally:
-            browser.close()
-    json.dump(result, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 1 if result["error"] else 0
+    if args.wait_logout:
+        started = time.monotonic()
+        wait_for(page, lambda: page.is_visible("#login-view"), args.wait_logout, "the logout for inactivity")
+        result["loggedOutAfter"] = round(time.monotonic() - started, 1)
+        result["loggedOutMessage"] = page.inner_text("#login-error")
+        page.screenshot(path=os.path.join(shots, "logged-out.png"))
+        step("logged out for inactivity")
 
 
-def open_started(args):
-    result = {"steps": [], "error": None, "console": []}
-    step = lambda name: result["steps"].append(name)  # noqa: E731
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=harness.CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            context = browser.new_context(viewport={"width": 1100, "height": 800})
-            page = context.new_page()
-            page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
-            log_in(page, args.url, args.user, args.password)
-            wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
-            step("logged in")
-            wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
-            result["offered"] = page.locator("#start-desktop option").all_inner_texts()
-            page.select_option("#start-desktop", args.desktop)
-            page.click("#start-submit")
-            card = page.locator("article.card:not(.ended)").first
-            wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
-            result["card"] = card.inner_text()
-            step("started " + args.desktop)
-            with context.expect_page() as opened:
-                card.get_by_role("button", name="Open").click()
-            desktop = opened.value
-            desktop.on("console", lambda m: result["console"].append(f"desktop {m.type}: {m.text}"[:300]))
-            state = desktop_shown(desktop, 30)
-            result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
-            type_into(desktop, args.type)
-            desktop.wait_for_timeout(1500)
-            desktop.screenshot(path=args.screenshot)
-            result["connectedAfterTyping"] = desktop.evaluate(harness.PAGE_STATE)["connected"]
-            step("opened the desktop and typed")
-        except Exception as error:  # reported, not raised: the caller reads what was reached
-            result["error"] = f"{type(error).__name__}: {error}"[:600]
-        finally:
-            browser.close()
-    json.dump(result, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 1 if result["error"] else 0
+def open_started(browser, args, result, step):
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    page.on("console", lambda m: result["console"].append(f"{m.type}: {m.text}"[:300]))
+    log_in(page, args.url, args.user, args.password)
+    wait_for(page, lambda: page.is_visible("#desktops-view"), 20, "the desktops view")
+    step("logged in")
+    wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
+    result["offered"] = page.locator("#start-desktop option").all_inner_texts()
+    page.select_option("#start-desktop", args.desktop)
+    page.click("#start-submit")
+    card = page.locator("article.card:not(.ended)").first
+    wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
+    result["card"] = card.inner_text()
+    step("started " + args.desktop)
+    with context.expect_page() as opened:
+        card.get_by_role("button", name="Open").click()
+    desktop = opened.value
+    desktop.on("console", lambda m: result["console"].append(f"desktop {m.type}: {m.text}"[:300]))
+    state = desktop_shown(desktop, 30)
+    result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}
+    type_into(desktop, args.type)
+    desktop.wait_for_timeout(1500)
+    desktop.screenshot(path=args.screenshot)
+    result["connectedAfterTyping"] = desktop.evaluate(harness.PAGE_STATE)["connected"]
+    step("opened the desktop and typed")
 
 
 def main():
@@ -268,7 +261,7 @@ def main():
     for name in ["--url", "--user", "--password", "--desktop", "--type", "--screenshot"]:
         o.add_argument(name, required=True)
     args = parser.parse_args()
-    sys.exit(flow(args) if args.command == "flow" else open_started(args))
+    sys.exit(walk(flow if args.command == "flow" else open_started, args))
 
 
 if __name__ == "__main__":

@@ -24,11 +24,13 @@ struct StartAdmission {
         var template = try library.template(named: desktopName)
         // A user's xstartup is an X session's script: a Wayland desktop runs its template's.
         let userXstartup = configuration.honourUserXstartup && request.desktop == nil && template.compositor == nil
-        if !userXstartup { template = try waylandFallback(for: template, library: library) }
+        // The catalog of every desktop, read once, for a template that picks among others.
+        var catalog: [DesktopInfo]?
+        if !userXstartup { (template, catalog) = try waylandFallback(for: template, library: library) }
         try checkServes(template)
         // A desktop whose programs are not there would only exit at once; say what to install.
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
-        if !userXstartup { try checkInstalled(template, library: library) }
+        if !userXstartup { try checkInstalled(template, library: library, catalog: catalog) }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
         if template.compositor != nil { try WaylandVNC.checkTiles(geometry) }
@@ -88,13 +90,17 @@ struct StartAdmission {
     /// even xterm) but a Wayland desktop it names can, that desktop's own template is started
     /// instead, so a host with only labwc or sway still gets a desktop from `auto`. Never while
     /// an X desktop can start: auto does not pick Wayland unless nothing else is installed.
-    private func waylandFallback(for template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) -> XstartupTemplate {
-        guard !template.picks.isEmpty else { return template }
-        let catalog = library.catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath,
-                                      isExecutable: facts.isExecutable, isFile: facts.isFile)
-        guard let starts = catalog.first(where: { $0.name == template.name })?.starts else { return template }
+    /// With the catalog it read, for `checkInstalled` (nil for a template that picks nothing).
+    private func waylandFallback(for template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) -> (XstartupTemplate, [DesktopInfo]?) {
+        guard !template.picks.isEmpty else { return (template, nil) }
+        let catalog = readCatalog(library)
+        guard let starts = catalog.first(where: { $0.name == template.name })?.starts else { return (template, catalog) }
         let picked = try library.template(named: starts)
-        return picked.compositor == nil ? template : picked
+        return (picked.compositor == nil ? template : picked, catalog)
+    }
+
+    private func readCatalog(_ library: TemplateLibrary) -> [DesktopInfo] {
+        library.catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: facts.isExecutable, isFile: facts.isFile)
     }
 
     /// A Wayland desktop's VNC server (wayvnc) is served only on the session's owner-only socket,
@@ -107,17 +113,17 @@ struct StartAdmission {
     /// A template that picks among others (auto) is installed when one of its picks is. The
     /// whole catalog reads every template, so it is read only for such a template or for the
     /// refusal's list of the desktops that are installed: a plain start looks at its own alone.
-    private func checkInstalled(_ template: XstartupTemplate, library: TemplateLibrary) throws(DeskError) {
-        let defaultDesktop = configuration.defaultDesktop, path = configuration.sessionPath
-        let readCatalog = { library.catalog(defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable, isFile: facts.isFile) }
-        let catalog = template.picks.isEmpty ? nil : readCatalog()
+    /// `catalog` is the one already read for the start, if it was.
+    private func checkInstalled(_ template: XstartupTemplate, library: TemplateLibrary, catalog: [DesktopInfo]?) throws(DeskError) {
+        let catalog = catalog ?? (template.picks.isEmpty ? nil : readCatalog(library))
         let info = catalog?.first { $0.name == template.name }
-            ?? library.describe(template, defaultDesktop: defaultDesktop, path: path, isExecutable: facts.isExecutable, isFile: facts.isFile)
+            ?? library.describe(template, defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath,
+                                isExecutable: facts.isExecutable, isFile: facts.isFile)
         if info.installed, info.unstartable != nil {
-            throw DeskError(.invalidDesktop, info.unstartableSentence(startableOthers: (catalog ?? readCatalog()).filter(\.canStart).map(\.name)))
+            throw DeskError(.invalidDesktop, info.unstartableSentence(startableOthers: (catalog ?? readCatalog(library)).filter(\.canStart).map(\.name)))
         }
         guard !info.installed else { return }
-        throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: (catalog ?? readCatalog()).filter(\.installed).map(\.name)))
+        throw DeskError(.invalidDesktop, info.notInstalledSentence(installedOthers: (catalog ?? readCatalog(library)).filter(\.installed).map(\.name)))
     }
 
     /// The account the desktop is for: the named one (another user's for admins only), else
