@@ -191,6 +191,7 @@ void deskd_reap_pidfd(int pidfd) {
 }
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -323,6 +324,16 @@ int deskd_tcp_socket_owner(int family, const void *source, unsigned short source
     message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
     struct deskd_tcp_owner owner = { 0, 0 };
     if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0) return -1;
+    if (!owner.found) {
+        /* The kernel's exact lookup matches a socket bound to a device (SO_BINDTODEVICE, which
+           needs no privilege since Linux 5.7) only when asked with that device: a connection
+           made on this host came through lo, so ask once more with lo's index. */
+        unsigned int loopback = if_nametoindex("lo");
+        if (loopback != 0) {
+            message.request.id.idiag_if = loopback;
+            if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0) return -1;
+        }
+    }
     if (!owner.found) { errno = ENOENT; return -1; }
     *uid = owner.uid;
     return 0;
@@ -474,4 +485,18 @@ int deskd_shadow_state(const char *name, long *expire, unsigned long long *finge
     }
     errno = ERANGE;
     return -1;
+}
+
+#include <sched.h>
+#include <sys/mount.h>
+
+int deskd_enter_private_mounts(void) {
+    if (unshare(CLONE_NEWNS) != 0) return -1;
+    /* Slave, not private: what the host mounts later still reaches the session; nothing the
+       session mounts (the bind of its X socket directory first of all) reaches the host. */
+    return mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL);
+}
+
+int deskd_open_directory_path(const char *path) {
+    return open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }

@@ -32,6 +32,9 @@ public final class GatewayMetrics: Sendable {
         case forgedUser = "forged-user"
         /// A portal page's live updates over a login's, an account's or the gateway's share of streams.
         case streamCapacity = "stream-capacity"
+        /// A connection from this host whose owner the kernel would not name (a socket bound to a
+        /// device, or closed before it was accepted): counted as no one, it is refused.
+        case unknownOwner = "unknown-owner"
 
         public static func < (lhs: Refusal, rhs: Refusal) -> Bool { lhs.rawValue < rhs.rawValue }
     }
@@ -97,6 +100,7 @@ public final class GatewayMetrics: Sendable {
     private let refusedDesktop = Atomic<Int>(0)
     private let refusedForgedUser = Atomic<Int>(0)
     private let refusedStreamCapacity = Atomic<Int>(0)
+    private let refusedUnknownOwner = Atomic<Int>(0)
     private let cutIdle = Atomic<Int>(0)
     private let cutNotReading = Atomic<Int>(0)
 
@@ -255,6 +259,7 @@ public final class GatewayMetrics: Sendable {
         case .desktop: body(refusedDesktop)
         case .forgedUser: body(refusedForgedUser)
         case .streamCapacity: body(refusedStreamCapacity)
+        case .unknownOwner: body(refusedUnknownOwner)
         }
     }
 }

@@ -28,13 +28,17 @@ public final class AuthHelper: Sendable {
 
     deinit {
         let (pidfd, input, output) = handles.withLock { $0 }
-        if pidfd >= 0 {
-            _ = deskd_pidfd_send_signal(pidfd, SIGKILL)
-            deskd_reap_pidfd(pidfd)
-            close(pidfd)
-        }
+        Self.kill(pidfd)
         if input >= 0 { close(input) }
         if output >= 0 { close(output) }
+    }
+
+    /// SIGKILL, and the pidfd to the reaper, which waits for the end: reaping at once (WNOHANG)
+    /// would find the helper still dying and leave it a zombie of deskd's, one per login.
+    private static func kill(_ pidfd: Int32) {
+        guard pidfd >= 0 else { return }
+        _ = deskd_pidfd_send_signal(pidfd, SIGKILL)
+        ExitMonitor.reaper.reap(pidfd: pidfd)
     }
 
     /// deskd-auth beside deskd, or in ../libexec/deskd.
@@ -123,10 +127,7 @@ public final class AuthHelper: Sendable {
         }
         if input >= 0 { close(input) }
         if output >= 0 { close(output) }
-        guard pidfd >= 0 else { return }
-        _ = deskd_pidfd_send_signal(pidfd, SIGKILL)
-        deskd_reap_pidfd(pidfd)
-        close(pidfd)
+        Self.kill(pidfd)
     }
 
     static func parse(_ line: [UInt8]) -> Line? {

@@ -15,6 +15,11 @@ public final class ExitMonitor: Sendable {
         let callbacks = Mutex<[Int32: @Sendable () -> Void]>([:])
     }
 
+    /// The process-wide monitor for children that only need reaping (a helper SIGKILLed once
+    /// deskd is done with it): made on first use, so a process that never hands one over runs
+    /// no thread for it.
+    public static let reaper = ExitMonitor()
+
     public init() {
         var fds: [Int32] = [-1, -1]
         deskd_pipe_cloexec_nonblock(&fds)
@@ -33,6 +38,17 @@ public final class ExitMonitor: Sendable {
             return
         }
         watched.callbacks.withLock { $0[fd] = onExit }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wakeWrite, &byte, 1)
+    }
+
+    /// Takes over `pidfd` (a child's, made with it): reaps the child once it has exited, then
+    /// closes the descriptor. For a child that was just sent SIGKILL, whose end is a moment
+    /// away: reaping it without waiting would find it still running and leave it a zombie of
+    /// deskd's for ever.
+    public func reap(pidfd: Int32) {
+        guard pidfd >= 0 else { return }
+        watched.callbacks.withLock { $0[pidfd] = {} }
         var byte: UInt8 = 1
         _ = Glibc.write(wakeWrite, &byte, 1)
     }

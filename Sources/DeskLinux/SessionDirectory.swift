@@ -25,6 +25,10 @@ public struct SessionDirectory: Sendable {
     public var xauthority: String { path + "/Xauthority" }
     public var xstartup: String { path + "/xstartup" }
     public var rfbSocket: String { path + "/" + Self.rfbSocketName }
+    /// The session's own /tmp/.X11-unix (deskd-session mounts it there for the session alone):
+    /// its X sockets are reached through this 0700 directory, so by no one but the owner.
+    public var xSocketDirectory: String { path + "/" + Self.xSocketDirectoryName }
+    public static let xSocketDirectoryName = "X11-unix"
 
     public var tlsCertificate: String { path + "/tls-cert.pem" }
     public var tlsKey: String { path + "/tls-key.pem" }
@@ -61,6 +65,8 @@ public struct SessionDirectory: Sendable {
             try Self.createFile(in: dir, "tls-cert.pem", mode: 0o600, owner: owner, group: group, contents: tls.certificate, path: path)
             try Self.createFile(in: dir, "tls-key.pem", mode: 0o600, owner: owner, group: group, contents: tls.key, path: path)
         }
+        guard mkdirat(dir, Self.xSocketDirectoryName, 0o700) == 0 else { throw OSError("mkdir", path: xSocketDirectory) }
+        guard fchownat(dir, Self.xSocketDirectoryName, owner, group, AT_SYMLINK_NOFOLLOW) == 0 else { throw OSError("chown", path: xSocketDirectory) }
         // Last: until now the directory was root's, so nothing in it can be the user's doing.
         guard fchown(dir, owner, group) == 0, fchmod(dir, 0o700) == 0 else { throw OSError("chown", path: path) }
     }

@@ -27,13 +27,13 @@ public final class SessionHelper: Sendable {
         /// The environment is sorted by name, so the same spec is always the same bytes.
         public init(account: UserAccount, display: Display, sessionID: String, logDirectory: String, logLimit: Int, journal: Bool,
                     cgroup: SessionCGroup?, xvnc: [String], xvncUmask: mode_t, desktop: [String], sessionType: String = "x11",
-                    environment: [String: String]) {
+                    xSocketDirectory: String? = nil, environment: [String: String]) {
             self.account = account
             self.display = display
             message = SessionSpec(
                 user: account.name, uid: account.uid, gid: account.gid, home: account.home, display: display.description, sessionID: sessionID,
                 logDirectory: logDirectory, logLimit: logLimit, journal: journal, cgroup: cgroup?.path, xvnc: xvnc,
-                xvncUmask: xvncUmask, desktop: desktop, sessionType: sessionType, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                xvncUmask: xvncUmask, desktop: desktop, sessionType: sessionType, xSocketDirectory: xSocketDirectory, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         }
     }
 
@@ -43,6 +43,8 @@ public final class SessionHelper: Sendable {
         /// The account stack refused the login: PAM's status and a sentence for the caller.
         case refused(PAMRefusal)
         case failed(String)
+        /// Another process holds the display: the next one is tried.
+        case taken(String)
     }
 
     /// How a desktop's first moments went.
@@ -112,6 +114,7 @@ public final class SessionHelper: Sendable {
             case .xvnc(let pid): return .xvnc(pid)
             case .refused(let refusal): return .refused(refusal)
             case .failed(let sentence): return .failed(sentence)
+            case .taken(let sentence): return .taken(sentence)
             case .ok, .desktop, .exit, nil: continue
             }
         }
@@ -129,7 +132,7 @@ public final class SessionHelper: Sendable {
             case .failed(let sentence): return .failure(OSError(sentence, path: "deskd-session", errno: EIO))
             // Xvnc ended first: deskd-session starts no desktop then, and says nothing more of it.
             case .exit(.xvnc, let end): return .failure(OSError("the display server \(end)", path: "deskd-session", errno: ESRCH))
-            case .ok, .xvnc, .refused, .exit, nil: continue
+            case .ok, .xvnc, .refused, .taken, .exit, nil: continue
             }
         }
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))

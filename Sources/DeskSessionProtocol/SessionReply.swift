@@ -1,7 +1,7 @@
 import Glibc
 
 /// What deskd-session tells deskd on its stdout, one line each, as things happen: `ok` once
-/// the PAM session is open, then `xvnc PID` (or `refused STATUS SENTENCE`, `failed SENTENCE`), `desktop PID`
+/// the PAM session is open, then `xvnc PID` (or `refused STATUS SENTENCE`, `failed SENTENCE`, `taken SENTENCE`), `desktop PID`
 /// when deskd asked for it, and `exit ROLE HOW` as each session process ends.
 public enum SessionReply: Sendable, Equatable {
     /// The login is open; Xvnc comes next.
@@ -11,11 +11,13 @@ public enum SessionReply: Sendable, Equatable {
     case refused(PAMRefusal)
     /// Anything else went wrong: a sentence for the caller.
     case failed(String)
+    /// Another process holds the display (its X socket's name): deskd tries the next display.
+    case taken(String)
     case desktop(pid_t)
     case exit(ProcessRole, ProcessEnd)
 
     private enum Word: String {
-        case ok, xvnc, refused, failed, desktop, exit
+        case ok, xvnc, refused, failed, taken, desktop, exit
     }
 
     /// The line without its newline. A newline inside a sentence becomes a space, since it
@@ -26,6 +28,7 @@ public enum SessionReply: Sendable, Equatable {
         case .xvnc(let pid): Self.line(.xvnc, String(pid))
         case .refused(let refusal): Self.line(.refused, String(refusal.status) + " " + refusal.sentence)
         case .failed(let sentence): Self.line(.failed, sentence)
+        case .taken(let sentence): Self.line(.taken, sentence)
         case .desktop(let pid): Self.line(.desktop, String(pid))
         case .exit(let role, let end): Self.line(.exit, role.rawValue + " " + end.description)
         }
@@ -50,6 +53,7 @@ public enum SessionReply: Sendable, Equatable {
             guard let status = Int32(status) else { return nil }
             self = .refused(PAMRefusal(status: status, sentence: sentence))
         case .failed: self = .failed(rest)
+        case .taken: self = .taken(rest)
         case .desktop:
             guard let pid = pid_t(rest), pid > 0 else { return nil }
             self = .desktop(pid)

@@ -13,6 +13,7 @@ extension SessionSpec {
         if let cgroup { fields.append((.cgroup, cgroup)) }
         // Only when it is not X's, so a spec of an X desktop reads as before.
         if sessionType != "x11" { fields.append((.sessionType, sessionType)) }
+        if let xSocketDirectory { fields.append((.xSocketDirectory, xSocketDirectory)) }
         fields += xvnc.map { (.xvnc, $0) } + desktop.map { (.desktop, $0) } + environment.map { (.environment, $0) }
         var bytes: [UInt8] = []
         for (key, value) in fields {
@@ -85,6 +86,9 @@ extension SessionSpec {
             guard ["x11", "wayland"].contains(value) else { throw .bad("'\(value)' is not a session type (x11 or wayland)") }
             sessionType = value
         case .environment: environment.append(value)
+        case .xSocketDirectory:
+            guard value.hasPrefix("/") else { throw .bad("'\(value)' is not an absolute path for \(key.rawValue)") }
+            xSocketDirectory = value
         }
     }
 

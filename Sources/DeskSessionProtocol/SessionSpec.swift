@@ -29,6 +29,9 @@ public struct SessionSpec: Sendable, Equatable {
     public var sessionType: String
     /// The session's variables as `KEY=VALUE`.
     public var environment: [String]
+    /// The session's own X socket directory, mounted on /tmp/.X11-unix in the session's mount
+    /// namespace (deskd-session's PrivateXSockets); nil runs the session in the host's.
+    public var xSocketDirectory: String?
 
     /// The longest field either side accepts: more is a mistake or an attack, not a desktop.
     public static let fieldLimit = 1 << 16
@@ -47,6 +50,7 @@ public struct SessionSpec: Sendable, Equatable {
         case desktop
         case sessionType = "session-type"
         case environment = "env"
+        case xSocketDirectory = "x-socket-directory"
     }
 
     /// Why a spec could not be encoded or decoded.
@@ -69,7 +73,8 @@ public struct SessionSpec: Sendable, Equatable {
 
     public init(user: String = "", uid: uid_t = 0, gid: gid_t = 0, home: String = "/", display: String = "", sessionID: String = "",
                 logDirectory: String = "", logLimit: Int = 1 << 20, journal: Bool = false, cgroup: String? = nil, xvnc: [String] = [],
-                xvncUmask: mode_t = 0o077, desktop: [String] = [], sessionType: String = "x11", environment: [String] = []) {
+                xvncUmask: mode_t = 0o077, desktop: [String] = [], sessionType: String = "x11", xSocketDirectory: String? = nil,
+                environment: [String] = []) {
         self.user = user
         self.uid = uid
         self.gid = gid
@@ -85,5 +90,6 @@ public struct SessionSpec: Sendable, Equatable {
         self.desktop = desktop
         self.sessionType = sessionType
         self.environment = environment
+        self.xSocketDirectory = xSocketDirectory
     }
 }

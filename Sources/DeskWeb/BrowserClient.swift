@@ -10,13 +10,25 @@ import Glibc
 /// hands one machine.
 enum BrowserClient {
     /// The key for `address`; `owner` is asked for a peer on this host only (a loopback address,
-    /// or `local`, the address the connection was made to, which is one of this host's own). A
-    /// local peer whose owner cannot be learnt (no sock_diag, or the connection closed
-    /// meanwhile) counts as "loopback": one client for every such peer, never one per address.
-    static func key(address: String, local: String? = nil, owner: () -> UInt32?) -> String {
+    /// or `local`, the address the connection was made to, which is one of this host's own).
+    /// nil for a local peer whose owner cannot be learnt (a socket bound to a device the lookup
+    /// does not match, one closed before it was accepted, a kernel without sock_diag): such a
+    /// peer is refused, never counted under a key it would share with everyone else's (issue 48:
+    /// one such key let one user hold twice a client's connections and lock others out).
+    static func key(address: String, local: String? = nil, owner: () -> UInt32?) -> String? {
         let address = unmapped(address)
-        if isLoopback(address) || local.map(unmapped) == address { return owner().map { "uid:\($0)" } ?? "loopback" }
+        if isLoopback(address) || local.map(unmapped) == address { return owner().map { "uid:\($0)" } }
         return prefix64(address) ?? address
+    }
+
+    /// A browser on this host behind a trusted proxy: the kernel cannot say whose it is, so all
+    /// of them are one client (the proxy vouches for the address, not for an account).
+    static let loopbackBehindProxy = "loopback-behind-proxy"
+
+    /// The account a client key names, for a connection made on this host ("uid:N"); nil for
+    /// any other.
+    static func account(of client: String) -> UInt32? {
+        client.hasPrefix("uid:") ? UInt32(client.dropFirst(4)) : nil
     }
 
     /// 127.0.0.0/8 or ::1 (an IPv4-mapped address already unmapped).

@@ -21,18 +21,36 @@ final class ConnectionAddress: Sendable {
     /// The peer, when it is one of the trusted proxies: its requests may name a user by single sign-on.
     let proxy: String?
 
-    /// nil when the peer's own client is over its cap. `owner` tells who made a local peer's
-    /// end of the connection (the kernel's answer; asked for a loopback peer only).
-    /// `local`: the address the connection was made to (a peer with that address is this host).
-    static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
-                       owner: () -> UInt32? = { nil }) -> ConnectionAddress? {
-        let peer = peer.map(BrowserClient.unmapped)
-        let client = peer.map { BrowserClient.key(address: $0, local: local, owner: owner) }
-        guard quota.admit(client) else { return nil }
-        if let peer, let client, trustedProxies.contains(peer) {
-            return ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer)
+    /// What became of a new connection.
+    enum Acceptance {
+        case admitted(ConnectionAddress)
+        /// Its client is over its cap.
+        case overCapacity
+        /// It comes from this host, and the kernel would not say which account made it.
+        case unknownOwner
+
+        var admitted: ConnectionAddress? {
+            if case .admitted(let address) = self { return address }
+            return nil
         }
-        return ConnectionAddress(.counted(address: peer, client: client), quota: quota, proxy: nil)
+    }
+
+    /// `owner` tells who made a local peer's end of the connection (the kernel's answer; asked
+    /// for a loopback peer only). `local`: the address the connection was made to (a peer with
+    /// that address is this host).
+    static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
+                       owner: () -> UInt32? = { nil }) -> Acceptance {
+        let peer = peer.map(BrowserClient.unmapped)
+        var client: String?
+        if let peer {
+            guard let key = BrowserClient.key(address: peer, local: local, owner: owner) else { return .unknownOwner }
+            client = key
+        }
+        guard quota.admit(client) else { return .overCapacity }
+        if let peer, let client, trustedProxies.contains(peer) {
+            return .admitted(ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer))
+        }
+        return .admitted(ConnectionAddress(.counted(address: peer, client: client), quota: quota, proxy: nil))
     }
 
     private init(_ state: State, quota: SharedAddressQuota, proxy: String?) {
@@ -51,7 +69,7 @@ final class ConnectionAddress: Sendable {
             case .awaitingRequest(let proxy, let proxyClient):
                 let browser = BrowserClient.unmapped(ForwardedFor.client(peer: proxy, headers: headers))
                 // Behind the proxy the kernel cannot say who a loopback browser is: all of them are one.
-                let client = BrowserClient.key(address: browser, owner: { nil })
+                let client = BrowserClient.key(address: browser, owner: { nil }) ?? BrowserClient.loopbackBehindProxy
                 quota.release(proxyClient)
                 guard quota.admit(client) else {
                     state = .refused

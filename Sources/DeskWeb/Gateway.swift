@@ -205,11 +205,20 @@ public final class Gateway: Sendable {
             guard let address = peer?.ipAddress, let port = peer?.port, let localAddress = local?.ipAddress, let localPort = local?.port else { return nil }
             return ConnectionOwner.of(peer: address, peerPort: port, local: localAddress, localPort: localPort)
         }
-        guard let address = ConnectionAddress.accept(peer: peer?.ipAddress, local: local?.ipAddress, quota: addresses,
-                                                     trustedProxies: configuration.trustedProxies, owner: owner) else {
+        let address: ConnectionAddress
+        switch ConnectionAddress.accept(peer: peer?.ipAddress, local: local?.ipAddress, quota: addresses,
+                                        trustedProxies: configuration.trustedProxies, owner: owner) {
+        case .admitted(let admitted):
+            address = admitted
+        case .overCapacity:
             logger.debug("connection refused", metadata: ["reason": "address-capacity"])
             metrics.refused(.addressCapacity)
             try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil))
+            return
+        case .unknownOwner:
+            logger.debug("connection refused", metadata: ["reason": "unknown-owner"])
+            metrics.refused(.unknownOwner)
+            try channel.pipeline.syncOperations.addHandler(CapacityRefusal(plainHTTP: tls == nil, response: CapacityRefusal.unknownOwner))
             return
         }
         guard metrics.admitConnection(limit: configuration.limits.maxConnections) else {
@@ -328,17 +337,23 @@ private final class CapacityRefusal: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private static let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 5\r\n\r\n"
+    static let overCapacity = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 5\r\n\r\n"
+    static let unknownOwner: String = {
+        let sentence = "deskd could not tell which account on this host made this connection (a socket bound to a device, or one closed before it was answered); connect again from an ordinary socket.\n"
+        return "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(sentence.utf8.count)\r\nConnection: close\r\n\r\n" + sentence
+    }()
     private let plainHTTP: Bool
+    private let response: String
 
-    init(plainHTTP: Bool) {
+    init(plainHTTP: Bool, response: String = CapacityRefusal.overCapacity) {
         self.plainHTTP = plainHTTP
+        self.response = response
     }
 
     func channelActive(context: ChannelHandlerContext) {
         guard plainHTTP else { return context.close(promise: nil) }
         let channel = context.channel
-        context.writeAndFlush(Self.wrapOutboundOut(channel.allocator.buffer(string: Self.response)))
+        context.writeAndFlush(Self.wrapOutboundOut(channel.allocator.buffer(string: response)))
             .whenComplete { _ in channel.close(promise: nil) }
     }
 

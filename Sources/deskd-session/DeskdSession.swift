@@ -46,6 +46,17 @@ enum DeskdSession {
             }
         }
 
+        // Before any session process: each is started in the session's mount namespace.
+        var xSockets = spec.xSocketDirectory.map {
+            PrivateXSockets(directory: $0, display: spec.sessionType == "x11" ? Int(spec.display.dropFirst()) : nil)
+        }
+        do { try xSockets?.enter(owner: spec.uid) } catch {
+            xSockets?.leave()
+            login.close()
+            if let taken = error as? PrivateXSockets.Taken { fail(.taken(taken.sentence)) }
+            fail(.failed("\(error)"))
+        }
+
         _ = deskd_become_subreaper()
         let signals = deskd_session_signalfd()
         guard signals >= 0 else { login.close(); fail(.failed("signalfd failed: \(String(cString: strerror(errno))).")) }
@@ -58,6 +69,7 @@ enum DeskdSession {
                                     cgroupFD: cgroupFD, signals: signals)
         report(.ok)
         supervisor.run()
+        xSockets?.leave()
         login.close()
         exit(0)
     }

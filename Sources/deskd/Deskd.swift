@@ -146,6 +146,10 @@ struct Deskd: AsyncParsableCommand {
         LoggingSystem.bootstrap { _ in DaemonLogHandler() }
         let logger = Logger(label: "deskd")
 
+        // Before anything is read from the runtime directory: a second deskd on it would adopt,
+        // and could end, the first one's desktops.
+        let lock = try DaemonLock.acquire(directory: configuration.runtimeDirectory, socket: configuration.socketPath)
+        defer { withExtendedLifetime(lock) {} }
         let service = try SessionService(configuration: configuration, logger: logger)
         await service.adoptRunningSessions()
         let server = ControlServer(

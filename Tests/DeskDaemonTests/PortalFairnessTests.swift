@@ -49,6 +49,24 @@ struct PortalFairnessTests {
         #expect(throttle.wait(client: "192.0.2.200", account: 1002, now: now) == nil)
     }
 
+    /// Issue 48: strangers' guesses lock an account out for everyone else, but never for the
+    /// account's own connections on this host (the kernel names it; that proves more than a
+    /// password), whose own mistakes count against that client alone.
+    @Test func strangersGuessesNeverLockOutTheAccountsOwnConnection() {
+        let throttle = LoginThrottle()
+        let now = ContinuousClock.now
+        for index in 0..<10 { throttle.attempted(client: index < 5 ? "uid:2001" : "uid:2002", account: 1001, now: now) }
+        #expect(throttle.wait(client: "192.0.2.9", account: 1001, now: now) != nil, "a remote browser still waits for the account's penalty")
+        #expect(throttle.wait(client: "uid:2003", account: 1001, now: now) != nil, "so does another local account")
+        #expect(throttle.wait(client: "uid:1001", account: 1001, now: now) == nil, "the owner's own connection does not")
+        for _ in 0..<5 { throttle.attempted(client: "uid:1001", account: 1001, now: now) }
+        #expect(throttle.wait(client: "uid:1001", account: 1001, now: now) != nil, "the owner's own five mistakes make its client wait")
+        #expect(throttle.wait(client: "uid:1001", account: 1001, now: now + .seconds(31)) == nil)
+        throttle.succeeded(client: "uid:1001", account: 1001)
+        #expect(throttle.wait(client: "192.0.2.9", account: 1001, now: now + .seconds(31)) == nil,
+                "the owner's mistakes were never the account's: the strangers' penalty ran out on time")
+    }
+
     /// One slot per client, two per account, a queue with one waiting login per client, and a
     /// right password waits at most for a slot to free, not for the crowd.
     @Test func slotsAreSharedByClientAndAccountAndAFreedSlotGoesToTheQueue() async {

@@ -9,7 +9,8 @@ import Testing
         #expect(BrowserClient.key(address: "127.45.6.7", owner: { 1001 }) == "uid:1001", "every loopback address of one user is one client")
         #expect(BrowserClient.key(address: "::ffff:127.0.0.9", owner: { 1002 }) == "uid:1002")
         #expect(BrowserClient.key(address: "::1", owner: { 0 }) == "uid:0")
-        #expect(BrowserClient.key(address: "127.0.0.1", owner: { nil }) == "loopback", "unknown owners are one client, not one per address")
+        #expect(BrowserClient.key(address: "127.0.0.1", owner: { nil }) == nil, "an unknown owner is no client at all: such a peer is refused")
+        #expect(BrowserClient.key(address: "192.0.2.1", local: "192.0.2.1", owner: { nil }) == nil, "nor on the host's own address")
         var asked = false
         #expect(BrowserClient.key(address: "192.0.2.7", owner: { asked = true; return 5 }) == "192.0.2.7")
         #expect(!asked, "the kernel is asked about local peers only")
@@ -22,9 +23,13 @@ import Testing
     /// A local user's connections from many loopback addresses share one client's cap.
     @Test func manyLoopbackAddressesOfOneAccountShareItsCap() {
         let quota = SharedAddressQuota(limit: 2)
-        let admitted = (1...5).compactMap { ConnectionAddress.accept(peer: "127.0.0.\($0)", quota: quota, trustedProxies: [], owner: { 1002 }) }
+        let admitted = (1...5).compactMap { ConnectionAddress.accept(peer: "127.0.0.\($0)", quota: quota, trustedProxies: [], owner: { 1002 }).admitted }
         #expect(admitted.count == 2)
-        #expect(ConnectionAddress.accept(peer: "127.0.0.9", quota: quota, trustedProxies: [], owner: { 1001 }) != nil, "another account has its own")
+        #expect(ConnectionAddress.accept(peer: "127.0.0.9", quota: quota, trustedProxies: [], owner: { 1001 }).admitted != nil, "another account has its own")
+        if case .unknownOwner = ConnectionAddress.accept(peer: "127.0.0.9", quota: quota, trustedProxies: [], owner: { nil }) {} else {
+            Issue.record("a local peer whose owner is unknown was not refused")
+        }
+        #expect(quota.open["uid:1002"] == 2 && quota.open.count == 2, "a refused peer takes no one's share: \(quota.open)")
         #expect(admitted.first?.address == "127.0.0.1" && admitted.first?.client == "uid:1002")
         for connection in admitted { connection.release() }
         #expect(quota.open == ["uid:1001": 1])

@@ -36,6 +36,13 @@ void deskd_name_this_thread(const char *name);
 /// must never overwrite a descriptor it still needs. -1 stays -1.
 int deskd_above_stdio(int fd);
 
+/// Moves the calling process into a mount namespace of its own whose mounts are slaves of the
+/// host's (unshare(CLONE_NEWNS), then / made rslave); 0, or -1 with errno.
+int deskd_enter_private_mounts(void);
+
+/// An O_PATH descriptor of the directory `path`, its last component not followed if a link.
+int deskd_open_directory_path(const char *path);
+
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
 /// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as

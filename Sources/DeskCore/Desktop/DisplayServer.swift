@@ -62,6 +62,10 @@ public struct DisplayServerNeeds: Sendable, Equatable {
     /// The session's copies of the admin's certificate and key, with a TLS security type.
     public var tlsFiles: TLSFiles?
     public var policy: DisplayServerPolicy
+    /// The session runs in a mount namespace whose /tmp/.X11-unix is its own, and deskd-session
+    /// holds the display's abstract name (a desktop on this host): the X server listens on the
+    /// socket file only. A cluster node's job has neither, so its Xvnc keeps both (THREAT_MODEL).
+    public var privateXSockets = false
 
     public struct TLSFiles: Sendable, Equatable {
         public var certificate: String

@@ -21,6 +21,12 @@ public struct Xvnc: DisplayServer {
             // open the display, read the screen and type into it.
             "-auth", needs.xauthority,
             "-nolisten", "tcp",
+        ]
+        // An abstract socket has no permissions: anyone on the host could connect, and fill the
+        // server's client table before authenticating. The socket file is in the session's own
+        // directory (deskd-session's PrivateXSockets).
+        + (needs.privateXSockets ? ["-nolisten", "local"] : [])
+        + [
             "-rfbauth", needs.passwordFile,
             "-geometry", needs.geometry.description,
             "-depth", String(needs.depth),

@@ -185,6 +185,10 @@ struct SessionBringUp: Sendable {
                                     cause: .pam(code: refusal.status, text: refusal.statusName)), step: "login refused")
         case .failed(let sentence):
             throw .failed(DeskError(.internalError, "the desktop's login session could not be opened: \(sentence)."), step: "deskd-session failed")
+        case .taken(let sentence):
+            // Another user got in the way of the display, not the desktop: the next one is tried.
+            environment.logger.notice("display taken before its start", metadata: ["session.display": "\(display)", "reason": "\(sentence)"])
+            throw .displayTaken
         }
         timings.mark("spawned")
         try await awaitHandshake(on: session, logDirectory: logDirectory, deadline: deadline)
@@ -228,7 +232,7 @@ struct SessionBringUp: Sendable {
                 account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
                 xvnc: server.commandLine(needs), xvncUmask: 0o077, desktop: server.desktopCommand(xstartup: directory.xstartup),
-                sessionType: server.sessionType, environment: environmentVariables
+                sessionType: server.sessionType, xSocketDirectory: directory.xSocketDirectory, environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
             throw .failed(DeskError(.internalError, "could not start deskd-session: \(error).", cause: .init(error)), step: "spawn failed")
@@ -244,12 +248,14 @@ struct SessionBringUp: Sendable {
     /// socket, the plan's size and depth, and what the configuration adds.
     private func displayServerNeeds(display: Display, directory: SessionDirectory) -> DisplayServerNeeds {
         let exposure = configuration.vncExposure
-        return DisplayServerNeeds(
+        var needs = DisplayServerNeeds(
             display: display, directory: directory.path, xauthority: directory.xauthority, passwordFile: directory.passwordFile, rfbSocket: directory.rfbSocket,
             geometry: plan.geometry, depth: plan.depth, title: "\(plan.account.name)'s desktop (\(display))", exposure: exposure,
             tlsFiles: exposure.tlsCertificate == nil ? nil : .init(certificate: directory.tlsCertificate, key: directory.tlsKey),
             policy: configuration.displayServerPolicy
         )
+        needs.privateXSockets = true
+        return needs
     }
 
     /// Ready means a real RFB handshake with this session's Xvnc, and no one else.

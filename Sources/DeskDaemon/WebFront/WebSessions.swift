@@ -95,6 +95,13 @@ final class WebSessions: Sendable {
 /// client that has failed at all wait a minute, so a flood from many clients cannot lock out
 /// those who never mistyped.
 ///
+/// A connection made on this host by the account being logged in to (its owner's own browser,
+/// or its own `ssh -L` tunnel: the kernel names the account, `WebPeer.client` "uid:N") proves
+/// more than a password does, so strangers' failures against the account never make it wait;
+/// only its own client's penalty applies, and its own failures count against that client alone.
+/// Everyone else, remote or through a proxy, still waits for the account's penalty
+/// (docs/THREAT_MODEL.md says what that leaves a stranger).
+///
 /// A penalty that is running is never dropped to make room, however many other keys arrive.
 /// Accounts have a table of their own, never cut (only real accounts get a key, so it is as
 /// large as the attempts at real accounts, and keys age out with their failures); a name that is
@@ -133,7 +140,7 @@ final class LoginThrottle: Sendable {
             if state.clients[client] == nil, state.clients.count >= capacity, Self.stalestClient(state.clients, now: now) == nil {
                 return Self.fullTableWait
             }
-            let atAccount = account.map { Self.recent(&state.accounts, $0, now: now) } ?? []
+            let atAccount = account.map { Self.isOwn(client: client, account: $0) ? [] : Self.recent(&state.accounts, $0, now: now) } ?? []
             return [Self.penalty(fromClient, free: Self.freeFailuresPerClient, now: now),
                     Self.penalty(atAccount, free: Self.freeFailuresPerAccount, now: now)].compactMap { $0 }.max()
         }
@@ -162,7 +169,7 @@ final class LoginThrottle: Sendable {
             if state.clients[client] != nil || state.clients.count < capacity {
                 Self.append(now, to: &state.clients[client, default: []])
             }
-            if let account {
+            if let account, !Self.isOwn(client: client, account: account) {
                 Self.append(now, to: &state.accounts[account, default: []])
                 // Accounts whose failures have all aged out go; a running penalty never does.
                 if state.accounts.count > capacity {
@@ -172,6 +179,11 @@ final class LoginThrottle: Sendable {
             state.everywhere.append(now)
             if state.everywhere.count > 4 * Self.totalPerMinute { state.everywhere.removeFirst() }
         }
+    }
+
+    /// Whether `client` is a connection the kernel says `account` made on this host.
+    static func isOwn(client: String, account: UInt32) -> Bool {
+        client == "uid:\(account)"
     }
 
     /// A key keeps its last 64 failures.
@@ -196,7 +208,9 @@ final class LoginThrottle: Sendable {
     func succeeded(client: String, account: UInt32?) {
         state.withLock { state in
             if !(state.clients[client]?.isEmpty ?? true) { state.clients[client]!.removeLast() }
-            if let account, !(state.accounts[account]?.isEmpty ?? true) { state.accounts[account]!.removeLast() }
+            if let account, !Self.isOwn(client: client, account: account), !(state.accounts[account]?.isEmpty ?? true) {
+                state.accounts[account]!.removeLast()
+            }
             if !state.everywhere.isEmpty { state.everywhere.removeLast() }
         }
     }

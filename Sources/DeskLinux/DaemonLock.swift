@@ -1,0 +1,82 @@
+import Glibc
+
+/// One deskd per runtime directory. The records there are what a deskd adopts at its start and
+/// ends on `kill --all`; a second deskd on the same directory (one started with its own
+/// `--socket` and `--state-dir` but the default `/run/deskd`, as a test run or a benchmark on a
+/// host that serves users could) would take the first one's desktops as its own (issue 48).
+///
+/// The lock is an flock on `<runtime>/deskd.pid`, held by the open descriptor for as long as
+/// deskd runs: the kernel drops it when deskd ends however it ends, so no stale lock outlives
+/// a crash, and a restart finds it free. The file names the holder (its pid and control
+/// socket), for the refusal's sentence. Desktops never hold it: every process deskd starts gets
+/// only the descriptors it is given.
+public final class DaemonLock: Sendable {
+    public static let fileName = "deskd.pid"
+
+    /// Another deskd holds the directory.
+    public struct Held: Error, CustomStringConvertible, Sendable {
+        public let directory: String
+        public let pid: Int32?
+        public let socket: String?
+
+        public var description: String {
+            let who = pid.map { "deskd (pid \($0)" + (socket.map { ", socket \($0))" } ?? ")") } ?? "another deskd"
+            return "\(who) already runs on \(directory) and owns the desktops recorded there; stop it first, "
+                + "or give this deskd a runtime directory of its own (--runtime-dir, daemon.runtime_directory)."
+        }
+    }
+
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Takes `directory` for this deskd, whose control socket is `socket`. Throws `Held` when
+    /// another deskd holds it, or `OSError` when the directory cannot be made or is not root's.
+    public static func acquire(directory: String, socket: String) throws -> DaemonLock {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST { throw OSError("mkdir", path: directory) }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard dir >= 0 else { throw OSError("open", path: directory) }
+        defer { close(dir) }
+        var info = stat()
+        // Another user's directory (or a symlink to one) is no place for deskd's records.
+        guard fstat(dir, &info) == 0, info.st_uid == getuid() else {
+            throw OSError("refusing a runtime directory not owned by deskd's user", path: directory, errno: EPERM)
+        }
+        let fd = openat(dir, fileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OSError("open", path: directory + "/" + fileName) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = OSError("lock", path: directory + "/" + fileName)
+            defer { close(fd) }
+            guard error.errno == EWOULDBLOCK else { throw error }
+            throw holder(of: fd, directory: directory)
+        }
+        let text = Array("\(getpid())\n\(socket)\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return DaemonLock(descriptor: fd)
+    }
+
+    /// What the holder wrote: its pid on the first line, its socket on the second.
+    static func holder(of fd: Int32, directory: String) -> Held {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return parse(n > 0 ? Array(bytes[..<n]) : [], directory: directory)
+    }
+
+    static func parse(_ bytes: [UInt8], directory: String) -> Held {
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let pid = lines.first.flatMap { Int32($0) }.flatMap { $0 > 0 ? $0 : nil }
+        let socket = lines.count > 1 && lines[1].hasPrefix("/") && !lines[1].contains(where: \.isASCIIControl) ? String(lines[1]) : nil
+        return Held(directory: directory, pid: pid, socket: socket)
+    }
+}
+
+private extension Character {
+    var isASCIIControl: Bool { asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false }
+}
