@@ -323,7 +323,8 @@ int deskd_tcp_socket_owner(int family, const void *source, unsigned short source
     message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
     message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
     struct deskd_tcp_owner owner = { 0, 0 };
-    if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0) return -1;
+    /* Not found is an error reply (ENOENT), or an answer for a socket with no owner. */
+    if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0 && errno != ENOENT) return -1;
     if (!owner.found) {
         /* The kernel's exact lookup matches a socket bound to a device (SO_BINDTODEVICE, which
            needs no privilege since Linux 5.7) only when asked with that device: a connection
