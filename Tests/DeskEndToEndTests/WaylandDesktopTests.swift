@@ -51,6 +51,17 @@ extension EndToEnd {
             #expect(owner.status == 0 && owner.stdout.contains("X.Org"), "xdpyinfo -display \(xDisplay) as the owner: \(owner.stderr)")
             let other = try CommandResult.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/usr/bin/xdpyinfo", "-display", xDisplay])
             #expect(other.status != 0, "another user opened the desktop's Xwayland display \(xDisplay)")
+            // Issue 48: Xwayland's socket file is in the session's own /tmp/.X11-unix, which no
+            // other user can reach. wlroots always binds its abstract socket too, and nothing in
+            // Debian 12 or 13 turns that off: another user can connect there (and so fill
+            // Xwayland's client table, which costs the owner X programs in this desktop, never
+            // its Wayland ones or its RFB socket). THREAT_MODEL says so; this is that reach.
+            let xwayland = Display(Int(xDisplay.dropFirst())!)
+            let directory = URL(fileURLWithPath: socket).deletingLastPathComponent().path
+            #expect(access(directory + "/X11-unix/X\(xwayland.number)", F_OK) == 0, "Xwayland's socket is not in the session's own directory")
+            #expect(asUser(mallory) { xConnectionSetup(xwayland, abstract: false) } == nil, "another user reached Xwayland's socket file")
+            #expect(asUser(mallory) { xConnectionSetup(xwayland, abstract: true) } != nil,
+                    "Xwayland's abstract socket refused another user: the remaining reach THREAT_MODEL names is gone; update it")
 
             // Another user gets nothing from the RFB socket: the directory is the owner's.
             let knock = try CommandResult.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/usr/bin/python3", "-c",

@@ -11,9 +11,10 @@ Scenarios:
             five wrong passwords among them; the test counts deskd's zombie children after.
   pending   finding 1: an account whose password must be changed logs in six times: two
             questions are left pending and four are turned away (each ends its deskd-auth).
-  unnamed   finding 2: the attacker holds 64 connections from sockets bound to lo
-            (SO_BINDTODEVICE, no privilege needed) and sends wrong passwords at the victim's
-            account from bound sockets and from sockets closed right after sending (orphaned);
+  unnamed   finding 2: the attacker holds 32 ordinary connections and 64 from sockets bound to
+            lo (SO_BINDTODEVICE, no privilege needed), and sends wrong passwords at the victim's
+            account from its own sockets, from bound ones and from ones closed right after
+            sending (orphaned);
             then root (a stranger to the account, with its right password) and the victim log in.
   own       finding 2: ten wrong passwords at the victim's account from two other local users
             lock the account; root (a stranger, with the right password) and the victim's own
@@ -93,9 +94,11 @@ def status_of(sock):
 def attacker_unnamed(out, orders, victim_name):
     url = urllib.parse.urlparse(portal_crowd.BASE)
     held, statuses = [], {}
-    # 64 live connections, each bound to lo, each asking for the portal's page.
-    for _ in range(64):
-        sock = bound_socket()
+    # 96 live connections, each asking for the portal's page: 32 ordinary ones (a client's
+    # share), then 64 bound to lo.
+    for index in range(96):
+        sock = bound_socket() if index >= 32 else socket.socket()
+        sock.settimeout(10)
         try:
             sock.connect((url.hostname, url.port))
             request(sock, "GET", "/")
@@ -107,8 +110,11 @@ def attacker_unnamed(out, orders, victim_name):
     answered = statuses.get("200", 0)
     for sock in held:
         sock.close()
-    # Wrong passwords at the victim: five from bound sockets, then twenty from sockets closed
-    # as soon as the request is sent (the peer's socket is orphaned before deskd-web asks).
+    # Wrong passwords at the victim: five from ordinary sockets (the attacker's own allowance),
+    # five from bound sockets, then twenty from sockets closed as soon as the request is sent
+    # (the peer's socket is orphaned before deskd-web asks). Counted under a second key, these
+    # made ten failures at the account, which locks it for everyone else.
+    own = [message(login(victim_name, "wrong-password")[1]) for _ in range(5)]
     bound = []
     for _ in range(5):
         sock = bound_socket(30)
@@ -128,7 +134,7 @@ def attacker_unnamed(out, orders, victim_name):
             pass
         sock.close()
     time.sleep(2)
-    return {"liveAnswered": answered, "liveStatuses": statuses, "boundLogins": bound}
+    return {"liveAnswered": answered, "liveStatuses": statuses, "ownLogins": own, "boundLogins": bound}
 
 
 def right_login(out, orders, name, password):
