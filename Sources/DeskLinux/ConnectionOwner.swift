@@ -1,5 +1,6 @@
 import CDeskShims
 import Glibc
+import Synchronization
 
 /// Who made the other end of a TCP connection from this host: the kernel records the account
 /// that created each socket, and sock_diag answers for one socket by its addresses and ports.
@@ -20,6 +21,50 @@ public enum ConnectionOwner {
             }
         }
         return found == 0 ? uid : nil
+    }
+
+    /// Whether `address` is one of this host's own (an interface's), as getifaddrs says: looked
+    /// up at most once a second, since an attacker's connections could otherwise make a dump
+    /// of the interfaces each.
+    public static func isThisHost(_ address: String) -> Bool {
+        guard let wanted = Address(address) else { return false }
+        let now = ContinuousClock.now
+        let addresses = hostAddresses.withLock { cache -> Set<[UInt8]> in
+            if let cached = cache, now - cached.at < .seconds(1) { return cached.addresses }
+            let fresh = interfaceAddresses()
+            cache = (now, fresh)
+            return fresh
+        }
+        return addresses.contains(wanted.bytes)
+    }
+
+    private static let hostAddresses = Mutex<(at: ContinuousClock.Instant, addresses: Set<[UInt8]>)?>(nil)
+
+    private static func interfaceAddresses() -> Set<[UInt8]> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var found: Set<[UInt8]> = []
+        var entry = list
+        while let current = entry {
+            if let socketAddress = current.pointee.ifa_addr {
+                switch Int32(socketAddress.pointee.sa_family) {
+                case AF_INET:
+                    socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                        var address = v4.pointee.sin_addr
+                        found.insert(withUnsafeBytes(of: &address) { Array($0) })
+                    }
+                case AF_INET6:
+                    socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                        var address = v6.pointee.sin6_addr
+                        found.insert(withUnsafeBytes(of: &address) { Array($0) })
+                    }
+                default: break
+                }
+            }
+            entry = current.pointee.ifa_next
+        }
+        return found
     }
 
     /// An address as sock_diag takes it. An IPv4 peer of a dual-stack listener is seen as

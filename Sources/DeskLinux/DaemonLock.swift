@@ -5,10 +5,10 @@ import Glibc
 /// `--socket` and `--state-dir` but the default `/run/deskd`, as a test run or a benchmark on a
 /// host that serves users could) would take the first one's desktops as its own (issue 48).
 ///
-/// The lock is an flock on `<runtime>/deskd.pid`, held by the open descriptor for as long as
-/// deskd runs: the kernel drops it when deskd ends however it ends, so no stale lock outlives
-/// a crash, and a restart finds it free. The file names the holder (its pid and control
-/// socket), for the refusal's sentence. Desktops never hold it: every process deskd starts gets
+/// The lock is an flock on `<runtime>/deskd.pid` (root's, 0600), held by the open descriptor
+/// for as long as deskd runs: the kernel drops it when deskd ends however it ends, so no stale
+/// lock outlives a crash, and a restart finds it free. The file names the holder (its pid and
+/// control socket), for the refusal's sentence. Desktops never hold it: every process deskd starts gets
 /// only the descriptors it is given.
 public final class DaemonLock: Sendable {
     public static let fileName = "deskd.pid"
@@ -48,8 +48,8 @@ public final class DaemonLock: Sendable {
         guard fstat(dir, &info) == 0, info.st_uid == getuid() else {
             throw OSError("refusing a runtime directory not owned by deskd's user", path: directory, errno: EPERM)
         }
-        let fd = openat(dir, fileName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw OSError("open", path: directory + "/" + fileName) }
+        let fd: Int32
+        do { fd = try openLockFile(in: dir, directory: directory) } catch { throw error }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let error = OSError("lock", path: directory + "/" + fileName)
             defer { close(fd) }
@@ -60,6 +60,35 @@ public final class DaemonLock: Sendable {
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         return DaemonLock(descriptor: fd)
+    }
+
+    /// The lock file, root's and 0600: flock needs no more than a read-only descriptor, so a
+    /// file anyone may open is a lock anyone may take (and hold across deskd's restart, which
+    /// then refuses to start). One that is not root's 0600 regular file (no deskd makes such a
+    /// file; nobody else can write in the runtime directory) is replaced by a new one.
+    private static func openLockFile(in dir: Int32, directory: String) throws(OSError) -> Int32 {
+        let path = directory + "/" + fileName
+        var fd = openat(dir, fileName, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            switch errno {
+            case ENOENT: break
+            // A symlink: replaced, never followed.
+            case ELOOP: guard unlinkat(dir, fileName, 0) == 0 else { throw OSError("replace", path: path) }
+            default: throw OSError("open", path: path)
+            }
+        } else {
+            var info = stat()
+            if fstat(fd, &info) != 0 || info.st_uid != getuid() || info.st_mode & S_IFMT != S_IFREG || info.st_mode & 0o077 != 0 {
+                close(fd)
+                fd = -1
+                guard unlinkat(dir, fileName, 0) == 0 else { throw OSError("replace", path: path) }
+            }
+        }
+        if fd < 0 {
+            fd = openat(dir, fileName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw OSError("create", path: path) }
+        }
+        return fd
     }
 
     /// What the holder wrote: its pid on the first line, its socket on the second.

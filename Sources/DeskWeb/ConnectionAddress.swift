@@ -35,15 +35,15 @@ final class ConnectionAddress: Sendable {
         }
     }
 
-    /// `owner` tells who made a local peer's end of the connection (the kernel's answer; asked
-    /// for a loopback peer only). `local`: the address the connection was made to (a peer with
-    /// that address is this host).
+    /// `owner` tells who made the peer's end of the connection, if it is on this host (the
+    /// kernel's answer). `local`: the address the connection was made to; `isThisHost`: whether
+    /// an address is one of this host's (a peer there whose owner is unknown is refused).
     static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
-                       owner: () -> UInt32? = { nil }) -> Acceptance {
+                       isThisHost: (String) -> Bool = { _ in false }, owner: () -> UInt32? = { nil }) -> Acceptance {
         let peer = peer.map(BrowserClient.unmapped)
         var client: String?
         if let peer {
-            guard let key = BrowserClient.key(address: peer, local: local, owner: owner) else { return .unknownOwner }
+            guard let key = BrowserClient.key(address: peer, local: local, isThisHost: isThisHost, owner: owner) else { return .unknownOwner }
             client = key
         }
         guard quota.admit(client) else { return .overCapacity }

@@ -207,7 +207,7 @@ public final class Gateway: Sendable {
         }
         let address: ConnectionAddress
         switch ConnectionAddress.accept(peer: peer?.ipAddress, local: local?.ipAddress, quota: addresses,
-                                        trustedProxies: configuration.trustedProxies, owner: owner) {
+                                        trustedProxies: configuration.trustedProxies, isThisHost: ConnectionOwner.isThisHost, owner: owner) {
         case .admitted(let admitted):
             address = admitted
         case .overCapacity:

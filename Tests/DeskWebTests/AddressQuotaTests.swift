@@ -41,6 +41,11 @@ import Testing
         #expect(client(["6.6.6.6, 198.51.100.4"]) == "198.51.100.4", "a spoofed first hop is passed over")
         #expect(client(["203.0.113.5", "127.0.0.1"]) == "127.0.0.1", "a local user through nginx is loopback, not what it wrote")
         #expect(client([]) == "127.0.0.1", "no header: the proxy itself")
+        // Issue 48 (a cold review): a last hop that is no address is not the proxy's word, and
+        // must never read as a client key of another kind, such as an account's own "uid:N".
+        #expect(client(["uid:1055"]) == "127.0.0.1")
+        #expect(client(["198.51.100.4, loopback-behind-proxy"]) == "127.0.0.1")
+        #expect(client(["2001:DB8::1"]) == "2001:db8::1")
     }
 
     /// A trusted proxy's connection is counted by the browser behind it, at its first request;
