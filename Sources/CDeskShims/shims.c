@@ -109,6 +109,7 @@ pid_t deskd_spawn_process_pidfd(const struct deskd_spawn_spec *spec, int *pidfd)
         args.flags |= CLONE_PIDFD;
         args.pidfd = (unsigned long long)(uintptr_t)pidfd;
     }
+    pid_t parent = getpid();
     long pid = syscall(SYS_clone3, &args, sizeof(args));
     if (pid == 0) {
         /* Handlers first, then the mask: a signal pending in the copied mask must find the
@@ -143,6 +144,11 @@ pid_t deskd_spawn_process_pidfd(const struct deskd_spawn_spec *spec, int *pidfd)
            daemon, glibc's setxid broadcast can wait for ever on a thread caught mid-creation. */
         if (spec->gid != (gid_t)-1 && setresgid(spec->gid, spec->gid, spec->gid) != 0) goto failed;
         if (spec->uid != (uid_t)-1 && setresuid(spec->uid, spec->uid, spec->uid) != 0) goto failed;
+        /* After the credentials, whose change clears it; a parent already gone is seen at once. */
+        if (spec->death_signal > 0) {
+            if (prctl(PR_SET_PDEATHSIG, spec->death_signal) != 0) goto failed;
+            if (getppid() != parent) { errno = ESRCH; goto failed; }
+        }
         umask(spec->umask_value);
         if (spec->directory == NULL || chdir(spec->directory) != 0) {
             if (chdir("/") != 0) goto failed;
@@ -181,6 +187,7 @@ pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int 
     struct deskd_spawn_spec spec = {
         .path = path, .argv = argv, .envp = envp, .in_fd = -1, .out_fd = out_fd, .err_fd = -1,
         .cgroup_fd = cgroup_fd, .umask_value = umask_value, .uid = (uid_t)-1, .gid = (gid_t)-1, .directory = NULL,
+        .death_signal = 0,
     };
     return deskd_spawn_process(&spec);
 }
@@ -500,4 +507,14 @@ int deskd_enter_private_mounts(void) {
 
 int deskd_open_directory_path(const char *path) {
     return open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+#include <stdio.h>
+
+int deskd_rename_noreplace(int from_dir, const char *from, int to_dir, const char *to) {
+    return renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE);
+}
+
+int deskd_rename_exchange(int from_dir, const char *from, int to_dir, const char *to) {
+    return renameat2(from_dir, from, to_dir, to, RENAME_EXCHANGE);
 }

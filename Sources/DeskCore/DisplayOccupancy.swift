@@ -8,7 +8,7 @@ public enum DisplayOccupancy: Equatable, Sendable {
     /// The lock names a dead process. Xvnc running as a user cannot remove another user's lock
     /// in sticky /tmp, so deskd reclaims it as root before the start.
     case staleLock(pid: Int32?)
-    /// Something listens on the X socket, though no lock says so.
+    /// Something listens on the X socket, or holds its abstract name, though no lock says so.
     case xSocketListening
     /// Something else has bound the RFB or X11 TCP port.
     case tcpPortBound(Int)
@@ -30,7 +30,7 @@ public enum DisplayOccupancy: Equatable, Sendable {
         case .heldByDeskd: "deskd already runs a session there"
         case .liveLock(let pid): "another X server (pid \(pid)) holds its lock"
         case .staleLock: "it has a stale lock"
-        case .xSocketListening: "something listens on its X socket"
+        case .xSocketListening: "something listens on its X socket or holds its name"
         case .tcpPortBound(let port): "TCP port \(port) is already bound"
         case .unusableLock(let what): "its lock file \(what)"
         }

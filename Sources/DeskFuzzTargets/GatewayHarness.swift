@@ -85,7 +85,9 @@ final class GatewayHarness: Sendable {
             // As the listener hands a connection over: its peer known, then the pipeline, then active.
             let address = try SocketAddress(ipAddress: peer, port: 50_000)
             channel.remoteAddress = address
-            try await channel.testingEventLoop.executeInContext { try self.gateway.adopt(channel) }
+            // Both addresses are this host's: each is an account, as the kernel would say.
+            let owner: UInt32 = peer == Self.proxy ? 33 : 1000
+            try await channel.testingEventLoop.executeInContext { try self.gateway.adopt(channel, owner: owner) }
             try await channel.connect(to: address)
             for piece in pieces {
                 guard channel.isActive else { break }

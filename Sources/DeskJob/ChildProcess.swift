@@ -22,6 +22,12 @@ final class ChildProcess {
         self.pidfd = pidfd
     }
 
+    /// One the job lets go of before it is reaped (an xmessage warning) keeps no descriptor:
+    /// the job's waitpid(-1) reaps it all the same.
+    deinit {
+        if pidfd >= 0 { close(pidfd) }
+    }
+
     /// Starts `argv[0]` (an absolute path) with exactly `environment`, in `directory` (or / if
     /// it cannot be entered), its stdout and stderr to `output` (-1: /dev/null).
     static func spawn(_ argv: [String], environment: [String], output: Int32, directory: String, umask: mode_t) throws(OSError) -> ChildProcess {
@@ -32,7 +38,7 @@ final class ChildProcess {
                     argv[0].withCString { path in
                         var process = deskd_spawn_spec(
                             path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: output, err_fd: -1,
-                            cgroup_fd: -1, umask_value: umask, uid: uid_t.max, gid: gid_t.max, directory: directory)
+                            cgroup_fd: -1, umask_value: umask, uid: uid_t.max, gid: gid_t.max, directory: directory, death_signal: 0)
                         return deskd_spawn_process_pidfd(&process, &pidfd)
                     }
                 }

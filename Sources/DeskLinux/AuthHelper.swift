@@ -55,7 +55,7 @@ public final class AuthHelper: Sendable {
             ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"].withCStringArray { envp in
                 program.withCString { path in
                     var spec = deskd_spawn_spec(path: path, argv: argv, envp: envp, in_fd: pipes.childInput, out_fd: pipes.childOutput, err_fd: -1,
-                                                cgroup_fd: -1, umask_value: 0o077, uid: uid_t.max, gid: gid_t.max, directory: nil)
+                                                cgroup_fd: -1, umask_value: 0o077, uid: uid_t.max, gid: gid_t.max, directory: nil, death_signal: 0)
                     return deskd_spawn_process_pidfd(&spec, &pidfd)
                 }
             }

@@ -90,8 +90,10 @@ public enum CommandRunner {
         closeAll(readers.filter { $0 >= 0 } + (writer >= 0 ? [writer] : []))
         if timedOut { kill(pid, SIGKILL) }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = status & 0x7f == 0
+        var waited: pid_t
+        repeat { waited = waitpid(pid, &status, 0) } while waited < 0 && errno == EINTR
+        // A wait that found no child reports no status: never read as "exited 0".
+        let exited = waited == pid && status & 0x7f == 0
         return Outcome(status: exited && !timedOut ? (status >> 8) & 0xff : nil,
                        output: String(decoding: collected[0], as: UTF8.self), errors: String(decoding: collected[1], as: UTF8.self),
                        timedOut: timedOut)

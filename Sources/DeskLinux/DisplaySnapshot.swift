@@ -3,12 +3,16 @@ import Glibc
 
 /// Looks at the host to say what occupies each X display.
 ///
-/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
+/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs four sock_diag
 /// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
 public struct DisplaySnapshot: Sendable {
     let rfbPortBase: Int?
     let listeningTCPPorts: Set<Int>
     let listeningUnixPaths: Set<String>
+    /// Abstract X socket names bound by a socket that does not listen (yet): a deskd-session
+    /// holding its desktop's, or anyone's, who would make Xvnc or deskd-session find the name
+    /// taken (issue 48: eight such names made every start fail after its eight tries).
+    let heldAbstractNames: Set<String>
 
     /// `rfbPortBase`: where the displays' RFB ports start when sessions listen on TCP (then a
     /// port held by something else makes its display unusable); nil when they do not.
@@ -21,7 +25,8 @@ public struct DisplaySnapshot: Sendable {
         return DisplaySnapshot(
             rfbPortBase: rfbPortBase,
             listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
-            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes)
+            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes),
+            heldAbstractNames: Set(ProcFS.unixSockets(states: [ProcFS.UnixSocket.unconnected], named: [XSocketNames.prefixes[1]]).map(\.name))
         )
     }
 
@@ -32,7 +37,8 @@ public struct DisplaySnapshot: Sendable {
         case .unusable(let what): return .unusableLock(what)
         case .absent: break
         }
-        if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath) {
+        if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath)
+            || heldAbstractNames.contains("@" + display.socketPath) {
             return .xSocketListening
         }
         for port in [rfbPortBase.map(display.rfbPort(base:)), display.x11Port].compactMap({ $0 }) where listeningTCPPorts.contains(port) {

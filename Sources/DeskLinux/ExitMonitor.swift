@@ -13,6 +13,24 @@ public final class ExitMonitor: Sendable {
     /// pidfd → what to call when it becomes readable; shared with the monitor thread.
     private final class Watched: Sendable {
         let callbacks = Mutex<[Int32: @Sendable () -> Void]>([:])
+        /// Processes to watch whose pidfd could not be opened yet.
+        let pending = Mutex<[(pid: pid_t, onExit: @Sendable () -> Void)]>([])
+
+        /// Opens what it can of `pending`; whether any is left.
+        func openPending() -> Bool {
+            let waiting = pending.withLock { list in
+                defer { list.removeAll() }
+                return list
+            }
+            guard !waiting.isEmpty else { return false }
+            var still: [(pid: pid_t, onExit: @Sendable () -> Void)] = []
+            for entry in waiting {
+                let fd = deskd_pidfd_open(entry.pid)
+                if fd >= 0 { callbacks.withLock { $0[fd] = entry.onExit } } else if errno == ESRCH { entry.onExit() } else { still.append(entry) }
+            }
+            pending.withLock { $0 += still }
+            return !still.isEmpty
+        }
     }
 
     /// The process-wide monitor for children that only need reaping (a helper SIGKILLed once
@@ -30,14 +48,19 @@ public final class ExitMonitor: Sendable {
         precondition(started, "deskd could not start its exit-monitor thread; raise the task limit (TasksMax, ulimit -u) and start it again.")
     }
 
-    /// Calls `onExit` once when `pid` exits — at once if it is already gone.
+    /// Calls `onExit` once when `pid` exits — at once if it is already gone. Where no pidfd can
+    /// be had for the moment (EMFILE, ENOMEM), the monitor asks again until it can: calling
+    /// `onExit` then would end a live session, and leave a child of deskd's unreaped.
     public func watch(_ pid: pid_t, onExit: @escaping @Sendable () -> Void) {
         let fd = deskd_pidfd_open(pid)
-        guard fd >= 0 else {
+        if fd >= 0 {
+            watched.callbacks.withLock { $0[fd] = onExit }
+        } else if errno == ESRCH {
             onExit()
             return
+        } else {
+            watched.pending.withLock { $0.append((pid, onExit)) }
         }
-        watched.callbacks.withLock { $0[fd] = onExit }
         var byte: UInt8 = 1
         _ = Glibc.write(wakeWrite, &byte, 1)
     }
@@ -56,9 +79,14 @@ public final class ExitMonitor: Sendable {
     private static func run(wakeRead: Int32, watched: Watched) {
         var drain = [UInt8](repeating: 0, count: 64)
         while true {
+            let waiting = watched.openPending()
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             fds += watched.callbacks.withLock { $0.keys.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) } }
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else { return }
+            // The thread never gives up: without it no exit is noticed and no child reaped.
+            if poll(&fds, nfds_t(fds.count), waiting ? 100 : -1) < 0 {
+                if errno != EINTR { usleep(100_000) }
+                continue
+            }
             if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
             // A pidfd becomes readable when its process exits.
             for entry in fds.dropFirst() where entry.revents != 0 {

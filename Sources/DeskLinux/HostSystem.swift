@@ -79,8 +79,6 @@ public protocol HostSystem: Sendable {
     func signal(_ pid: pid_t, _ signal: Int32)
     /// SIGKILL to every process of the cgroup at once; false if the cgroup is gone.
     func killAll(in cgroup: SessionCGroup) -> Bool
-    /// Collects the exit status of deskd's own child, if it has ended.
-    func reap(_ pid: pid_t)
     /// Calls `handler` once `pid`, a child of deskd's or not, has ended (and reaps a child).
     func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void)
     /// The session's processes (those of its cgroup; without one, the desktop alone) that hold

@@ -141,11 +141,6 @@ public final class LinuxHost: HostSystem {
         return true
     }
 
-    public func reap(_ pid: pid_t) {
-        guard pid > 0 else { return }
-        waitpid(pid, nil, WNOHANG)
-    }
-
     public func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void) {
         exitMonitor.watch(pid, onExit: handler)
     }

@@ -269,6 +269,8 @@ public enum ProcFS {
     public struct UnixSocket: Sendable, Equatable {
         public static let listen: UInt8 = 0x0A
         public static let established: UInt8 = 0x01
+        /// Bound (or not) and neither listening nor connected: TCP_CLOSE, as unix_diag says it.
+        public static let unconnected: UInt8 = 0x07
 
         public let inode: UInt64
         public let peer: UInt64

@@ -84,7 +84,7 @@ public final class SessionHelper: Sendable {
                 helper.withCString { path in
                     var process = deskd_spawn_spec(
                         path: path, argv: argv, envp: envp, in_fd: pipes.childInput, out_fd: pipes.childOutput, err_fd: stderr,
-                        cgroup_fd: -1, umask_value: 0o022, uid: uid_t.max, gid: gid_t.max, directory: nil)
+                        cgroup_fd: -1, umask_value: 0o022, uid: uid_t.max, gid: gid_t.max, directory: nil, death_signal: 0)
                     return deskd_spawn_process(&process)
                 }
             }

@@ -38,7 +38,7 @@ public final class WebFrontProcess: Sendable {
             envp.withCStringArray { envp in
                 SessionLauncher.setprivPath.withCString { path in
                     var spec = deskd_spawn_spec(path: path, argv: argv, envp: envp, in_fd: -1, out_fd: output, err_fd: output,
-                                                cgroup_fd: -1, umask_value: 0o077, uid: uid_t.max, gid: gid_t.max, directory: nil)
+                                                cgroup_fd: -1, umask_value: 0o077, uid: uid_t.max, gid: gid_t.max, directory: nil, death_signal: 0)
                     return deskd_spawn_process_pidfd(&spec, &pidfd)
                 }
             }
@@ -68,9 +68,12 @@ public final class WebFrontProcess: Sendable {
         }
     }
 
+    /// deskd is done with it. The pidfd goes to the reaper rather than being closed: a front
+    /// not yet reaped (a wait that failed, a stop that did not wait) is reaped once it ends,
+    /// never left a zombie; one reaped already costs the reaper one look.
     public func closeHandle() {
         pidfd.withLock { fd in
-            if fd >= 0 { close(fd) }
+            ExitMonitor.reaper.reap(pidfd: fd)
             fd = -1
         }
     }

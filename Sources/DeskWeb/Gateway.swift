@@ -185,23 +185,26 @@ public final class Gateway: Sendable {
     /// channel its caller made, such as the fuzzer's in-memory one (Sources/DeskFuzzTargets),
     /// which then sees the pipeline a browser's connection gets (noVNC's files are read on its
     /// own event loop). Call it on the channel's event loop; a desktop is reached through NIO's
-    /// sockets, so a channel on another kind of event loop gets its desktop refused.
-    package func adopt(_ channel: any Channel) throws {
+    /// sockets, so a channel on another kind of event loop gets its desktop refused. An
+    /// in-memory channel has no socket for the kernel to name the maker of: `owner` says who
+    /// made it, as the kernel would for a connection from this host.
+    package func adopt(_ channel: any Channel, owner: UInt32? = nil) throws {
         var environment = environment
         environment.readsFilesInline = true
-        try initialize(channel, environment: environment, tls: nil)
+        try initialize(channel, environment: environment, tls: nil, knownOwner: owner)
     }
 
     /// deskd's answers the gateway still waits for: when an adopted connection has nothing left
     /// to do but what its caller sends (with the event loop's own work run).
     package var questionsInFlight: Int { questions.now }
 
-    private func initialize(_ channel: any Channel, environment: GatewayEnvironment? = nil, tls: NIOSSLContext?) throws {
+    private func initialize(_ channel: any Channel, environment: GatewayEnvironment? = nil, tls: NIOSSLContext?, knownOwner: UInt32? = nil) throws {
         let environment = environment ?? self.environment
         // Refused before a byte is parsed: a flood of connections costs an accept and a close each.
         // Only a trusted proxy's connections wait for their first request to be counted.
         let peer = channel.remoteAddress, local = channel.localAddress
         let owner = { () -> UInt32? in
+            if let knownOwner { return knownOwner }
             guard let address = peer?.ipAddress, let port = peer?.port, let localAddress = local?.ipAddress, let localPort = local?.port else { return nil }
             return ConnectionOwner.of(peer: address, peerPort: port, local: localAddress, localPort: localPort)
         }

@@ -46,7 +46,16 @@ enum DeskdSession {
             }
         }
 
-        // Before any session process: each is started in the session's mount namespace.
+        _ = deskd_become_subreaper()
+        let signals = deskd_session_signalfd()
+        guard signals >= 0 else { login.close(); fail(.failed("signalfd failed: \(String(cString: strerror(errno))).")) }
+        let cgroupFD: Int32 = spec.cgroup.map { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } ?? -1
+        if let cgroup = spec.cgroup, cgroupFD < 0 {
+            login.close()
+            fail(.failed("cannot open the session's cgroup \(cgroup): \(String(cString: strerror(errno)))."))
+        }
+        // Last before any session process, each of which is started in the session's mount
+        // namespace; from here every way out goes through leave().
         var xSockets = spec.xSocketDirectory.map {
             PrivateXSockets(directory: $0, display: spec.sessionType == "x11" ? Int(spec.display.dropFirst()) : nil)
         }
@@ -55,15 +64,6 @@ enum DeskdSession {
             login.close()
             if let taken = error as? PrivateXSockets.Taken { fail(.taken(taken.sentence)) }
             fail(.failed("\(error)"))
-        }
-
-        _ = deskd_become_subreaper()
-        let signals = deskd_session_signalfd()
-        guard signals >= 0 else { login.close(); fail(.failed("signalfd failed: \(String(cString: strerror(errno))).")) }
-        let cgroupFD: Int32 = spec.cgroup.map { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } ?? -1
-        if let cgroup = spec.cgroup, cgroupFD < 0 {
-            login.close()
-            fail(.failed("cannot open the session's cgroup \(cgroup): \(String(cString: strerror(errno)))."))
         }
         let supervisor = Supervisor(spec: spec, environment: sessionEnvironment(spec: spec, pam: login.environment),
                                     cgroupFD: cgroupFD, signals: signals)

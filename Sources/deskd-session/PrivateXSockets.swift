@@ -50,9 +50,7 @@ struct PrivateXSockets {
         }
         if let display {
             abstractHold = try Self.holdAbstractName(display)
-            // Not fatal: without the link only the owner's other logins miss the display (a
-            // directory planted under its name cannot be renamed over); the desktop itself works.
-            try? link(display)
+            try link(display)
         }
         guard deskd_enter_private_mounts() == 0 else {
             throw Failure("cannot give the session a mount namespace of its own: \(String(cString: strerror(errno)))")
@@ -113,20 +111,38 @@ struct PrivateXSockets {
         return fd
     }
 
-    /// /tmp/.X11-unix/XN → the session's socket, made under a temporary name and renamed over
-    /// whatever is there (a planted socket or file of another user's included: root may, in a
-    /// sticky directory, and nobody but root can then remove or replace the link).
+    /// /tmp/.X11-unix/XN → the session's socket. Made under a random temporary name, then
+    /// moved into place: onto a free name, or swapped (atomically) with whatever was planted
+    /// there, a socket, a file or a directory of another user's (root may, in a sticky
+    /// directory), which then goes, or stays under the temporary name if it is a directory
+    /// with something in it. Nobody but root can remove or replace the link afterwards.
+    /// Throws `Taken` when it cannot be made: without it the owner's programs outside the
+    /// desktop (other logins, `systemd --user`) would miss the display, or reach a socket
+    /// someone planted under its name.
     private func link(_ display: Int) throws {
-        let temporary = ".X\(display)-deskd-\(getpid())"
-        unlinkat(host, temporary, 0)
-        guard symlinkat(socketPath(display), host, temporary) == 0 else {
-            throw Failure("cannot link \(Self.hostDirectory)/X\(display) to the session's socket: \(String(cString: strerror(errno)))")
-        }
-        guard renameat(host, temporary, host, "X\(display)") == 0 else {
-            let error = errno
+        let name = "X\(display)"
+        var failure: Int32 = 0
+        for _ in 0..<8 {
+            let temporary = ".X\(display)-deskd-\(UInt64.random(in: 0...UInt64.max))"
+            guard symlinkat(socketPath(display), host, temporary) == 0 else {
+                failure = errno
+                if failure == EEXIST { continue }
+                break
+            }
+            if deskd_rename_noreplace(host, temporary, host, name) == 0 { return }
+            failure = errno
+            if failure == EEXIST {
+                if deskd_rename_exchange(host, temporary, host, name) == 0 {
+                    // What was planted is now under the temporary name.
+                    if unlinkat(host, temporary, 0) != 0 { unlinkat(host, temporary, AT_REMOVEDIR) }
+                    return
+                }
+                failure = errno
+            }
             unlinkat(host, temporary, 0)
-            throw Failure("cannot link \(Self.hostDirectory)/X\(display) to the session's socket: \(String(cString: strerror(error)))")
+            if failure != ENOENT { break }   // the name went between the two renames: again
         }
+        throw Taken(sentence: "cannot link \(Self.hostDirectory)/\(name) to the session's socket: \(String(cString: strerror(failure)))")
     }
 
     struct Failure: Error, CustomStringConvertible {

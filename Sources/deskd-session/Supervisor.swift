@@ -109,6 +109,9 @@ final class Supervisor {
         }
     }
 
+    /// The display server of a desktop whose X socket name this process holds dies with it
+    /// (PR_SET_PDEATHSIG): without the holder, anyone could bind the name and play the X
+    /// server to the owner's programs (issue 48). The desktop follows its display.
     private func launch(_ role: ProcessRole, _ argv: [String], umask: mode_t) -> Child? {
         var fds: [Int32] = [-1, -1]
         guard deskd_pipe_cloexec_nonblock(&fds) == 0 else { return nil }
@@ -124,7 +127,8 @@ final class Supervisor {
                     argv[0].withCString { path in
                         var process = deskd_spawn_spec(
                             path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: fds[1], err_fd: -1,
-                            cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home)
+                            cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home,
+                            death_signal: role == .xvnc && spec.xSocketDirectory != nil ? SIGKILL : 0)
                         return deskd_spawn_process_pidfd(&process, &pidfd)
                     }
                 }

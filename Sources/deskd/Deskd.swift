@@ -128,6 +128,9 @@ struct Deskd: AsyncParsableCommand {
             print(page, terminator: "")
             return
         }
+        // A helper that died leaves a pipe with no reader: writing to it must fail, not end
+        // deskd (systemd ignores SIGPIPE for its services; the build tree and the tests do not).
+        signal(SIGPIPE, SIG_IGN)
         let configuration = try loadConfiguration()
         if checkConfig {
             // A TLS file that is not there yet does not fail the check (ExecStartPre runs it): deskd

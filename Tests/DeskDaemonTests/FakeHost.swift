@@ -178,8 +178,6 @@ final class FakeHost: HostSystem {
         return true
     }
 
-    func reap(_ pid: pid_t) {}
-
     func onExit(of pid: pid_t, _ handler: @escaping @Sendable () -> Void) {
         let gone = state.withLock { state in
             guard state.processes[pid] != nil else { return true }

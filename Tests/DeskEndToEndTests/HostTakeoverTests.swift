@@ -189,26 +189,76 @@ struct HostTakeoverTests {
         let daemon = try DaemonUnderTest()
         defer { daemon.shutDown(); TestUsers.reap(victor); TestUsers.reap(mallory) }
         let first = try daemon.start(victor.name)
-        let next = (first.display.number + 1...first.display.number + 4).map(Display.init)
-        // Mallory holds the next display's abstract name, bound and not listening (what deskd
-        // cannot see listening), and races the connections of the three after it.
-        let squat = asUser(mallory) { () -> Int32 in
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            return UnixSocketAddress("@" + next[0].socketPath)!.withSockaddr { bind(fd, $0, $1) } == 0 ? fd : -1
+        let next = (first.display.number + 1...first.display.number + 11).map(Display.init)
+        // Mallory holds the next eight displays' abstract names, bound and not listening (a
+        // start once gave up after eight displays taken), and races the connections of the
+        // three after them.
+        let squatted = next.prefix(8)
+        let squats = asUser(mallory) { () -> [Int32] in
+            squatted.map { display in
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                return UnixSocketAddress("@" + display.socketPath)!.withSockaddr { bind(fd, $0, $1) } == 0 ? fd : -1
+            }
         }
-        try #require(squat >= 0, "could not bind \(next[0].socketPath)'s abstract name as another user")
-        defer { close(squat) }
-        let flood = XFlood(as: mallory, displays: Array(next.dropFirst()))
+        defer { for fd in squats where fd >= 0 { close(fd) } }
+        try #require(squats.allSatisfy { $0 >= 0 }, "could not bind the next displays' abstract names as another user")
+        let flood = XFlood(as: mallory, displays: Array(next.dropFirst(8)))
         let started = try daemon.deskctl(["start", "--user", victor.name, "--json"])
         let held = flood.count
         flood.release()
         print("HostTakeoverTests: a start beside another user's squat and race: status \(started.status), \(held) connections held; \(started.stderr)")
         try #require(started.status == 0, "the start failed beside another user's squat and race: \(started.stderr)")
         let session = try started.decode(Session.self)
-        #expect(session.display != next[0], "the start took the display whose X socket name another user holds")
+        #expect(!squatted.contains(session.display), "the start took a display whose X socket name another user holds")
         #expect(held == 0, "another user held \(held) connections to the new display's X server")
         let owners = try Self.ownersClient(victor, session, daemon: daemon, insideDesktop: true)
         #expect(owners.status == 0 && owners.stdout.contains("vendor string"), "\(owners.stderr)")
+    }
+
+    /// A directory another user planted under the next display's name once left the desktop
+    /// with no link for the owner's other logins (a cold review). Now what was planted is
+    /// swapped out of the way, and the owner's other login reaches the display.
+    @Test func whatAnotherUserPlantsUnderTheSocketNameCostsTheOwnerNothing() throws {
+        let victor = try TestUsers.ensure("deskt-victor"), mallory = try TestUsers.ensure("deskt-mallory")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(victor); TestUsers.reap(mallory) }
+        let first = try daemon.start(victor.name)
+        let next = Display(first.display.number + 1)
+        let planted = asUser(mallory) { () -> Bool in
+            mkdir(next.socketPath, 0o755) == 0 && creat(next.socketPath + "/keep", 0o644) >= 0
+        }
+        try #require(planted, "another user could not plant a directory at \(next.socketPath)")
+        let session = try daemon.start(victor.name)
+        #expect(session.display == next, "the start went elsewhere: \(session.display)")
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: next.socketPath)) ?? ""
+        #expect(target.hasSuffix("/by-id/\(session.id)/X11-unix/X\(next.number)"), "no link to the session's socket: '\(target)'")
+        let outside = try Self.ownersClient(victor, session, daemon: daemon, insideDesktop: false)
+        #expect(outside.status == 0 && outside.stdout.contains("vendor string"), "the owner's other login: \(outside.stderr)")
+        // What was planted is out of the way, under a name of its own (it was not empty).
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: XSocketDirectory.path)) ?? []
+        #expect(left.contains { $0.hasPrefix(".X\(next.number)-deskd-") }, "\(left)")
+        for name in left where name.hasPrefix(".X\(next.number)-deskd-") {
+            try? FileManager.default.removeItem(atPath: XSocketDirectory.path + "/" + name)
+        }
+    }
+
+    /// deskd-session holds the display's abstract name; if it died (SIGKILL, the OOM killer) with
+    /// the desktop running, the name was free for another user to play the X server to the
+    /// owner's programs (a cold review). Now the display server dies with it, and the session
+    /// ends, leaving no link.
+    @Test func aDesktopWhoseHelperDiesEndsWithIt() throws {
+        let victor = try TestUsers.ensure("deskt-victor")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(victor) }
+        let session = try daemon.start(victor.name)
+        let helper = try #require(ProcFS.process(session.pid)?.parent)
+        try #require(ProcFS.executable(of: helper)?.hasSuffix("/deskd-session") == true, "Xvnc's parent is not deskd-session")
+        kill(helper, SIGKILL)
+        #expect(eventually(10) { !ProcFS.isAlive(session.pid) }, "Xvnc outlived its deskd-session")
+        #expect(eventually(10) { (try? daemon.deskctl(["list", "--all", "--json"]).decode(SessionList.self).sessions.isEmpty) == true },
+                "the session outlived its display server")
+        var info = stat()
+        #expect(eventually(5) { lstat(session.display.socketPath, &info) != 0 }, "\(session.display.socketPath) is left")
     }
 
     // MARK: Finding 4

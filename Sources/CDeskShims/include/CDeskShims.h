@@ -43,6 +43,11 @@ int deskd_enter_private_mounts(void);
 /// An O_PATH descriptor of the directory `path`, its last component not followed if a link.
 int deskd_open_directory_path(const char *path);
 
+/// renameat2 with RENAME_NOREPLACE (EEXIST if `to` is there) and with RENAME_EXCHANGE (the two
+/// names swap, atomically, whatever each is).
+int deskd_rename_noreplace(int from_dir, const char *from, int to_dir, const char *to);
+int deskd_rename_exchange(int from_dir, const char *from, int to_dir, const char *to);
+
 pid_t deskd_spawn(const char *path, char *const argv[], char *const envp[], int out_fd, int cgroup_fd, mode_t umask_value);
 
 /// The same, with every part chosen: stdin, stdout and stderr (-1: /dev/null, stderr -1: as
@@ -59,6 +64,9 @@ struct deskd_spawn_spec {
     uid_t uid;
     gid_t gid;
     const char *directory;
+    /// The signal the process gets when the thread that spawned it ends (PR_SET_PDEATHSIG, set
+    /// after the change of credentials, which would clear it); 0 for none.
+    int death_signal;
 };
 pid_t deskd_spawn_process(const struct deskd_spawn_spec *spec);
 

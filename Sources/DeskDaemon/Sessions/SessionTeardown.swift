@@ -54,8 +54,6 @@ extension ManagedSession {
             }
         }
         if let cgroup, footprint.contains(.cgroup) { host.removeCGroup(cgroup) }
-        // Reap what is deskd's own child and was never watched (a start that failed early).
-        for pid in [session.pid, session.desktopPid ?? 0] where pid > 0 { host.reap(pid) }
         if footprint.contains(.published) { host.unpublish(display, sessionID: id, in: configuration.sessionDirectories) }
         // The tree is the user's, as large and as slow as they made it, and the lock is anyone's:
         // both are dealt with off the actor.
