@@ -227,6 +227,14 @@ struct HostTakeoverTests {
         let planted = asUser(mallory) { () -> Bool in
             mkdir(next.socketPath, 0o755) == 0 && creat(next.socketPath + "/keep", 0o644) >= 0
         }
+        // Whatever becomes of it, nothing of the plant is left for later tests.
+        defer {
+            var info = stat()
+            if lstat(next.socketPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { try? FileManager.default.removeItem(atPath: next.socketPath) }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: XSocketDirectory.path)) ?? [] where name.hasPrefix(".X\(next.number)-deskd-") {
+                try? FileManager.default.removeItem(atPath: XSocketDirectory.path + "/" + name)
+            }
+        }
         try #require(planted, "another user could not plant a directory at \(next.socketPath)")
         let session = try daemon.start(victor.name)
         #expect(session.display == next, "the start went elsewhere: \(session.display)")
@@ -237,9 +245,6 @@ struct HostTakeoverTests {
         // What was planted is out of the way, under a name of its own (it was not empty).
         let left = (try? FileManager.default.contentsOfDirectory(atPath: XSocketDirectory.path)) ?? []
         #expect(left.contains { $0.hasPrefix(".X\(next.number)-deskd-") }, "\(left)")
-        for name in left where name.hasPrefix(".X\(next.number)-deskd-") {
-            try? FileManager.default.removeItem(atPath: XSocketDirectory.path + "/" + name)
-        }
     }
 
     /// deskd-session holds the display's abstract name; if it died (SIGKILL, the OOM killer) with
