@@ -303,12 +303,21 @@ int deskd_tcp_sockets(int family, unsigned int states, unsigned short port_low, 
     return deskd_sock_diag_request(&message, sizeof message, deskd_visit_tcp, &output) == 0 ? output.count : -1;
 }
 
-struct deskd_tcp_owner { int found; unsigned int uid; };
+struct deskd_tcp_owner { int found; unsigned int uid; const struct inet_diag_sockid *asked; size_t length; };
 
 static void deskd_visit_owner(const struct nlmsghdr *h, void *context) {
     struct deskd_tcp_owner *owner = context;
     const struct inet_diag_msg *socket = NLMSG_DATA(h);
     if (h->nlmsg_len < NLMSG_LENGTH(sizeof *socket) || h->nlmsg_type != SOCK_DIAG_BY_FAMILY) return;
+    /* The kernel's exact lookup falls back to a listening socket on the asked source port when
+       no connection matches: that is whoever listens there, not the peer (a remote browser
+       whose source port a local user listens on would be that user). Only the connection
+       itself, its four-tuple exactly as asked, names the peer's owner. */
+    if (socket->idiag_state == 10 /* TCP_LISTEN */) return;
+    const struct inet_diag_sockid *asked = owner->asked;
+    if (socket->id.idiag_sport != asked->idiag_sport || socket->id.idiag_dport != asked->idiag_dport
+        || memcmp(socket->id.idiag_src, asked->idiag_src, owner->length) != 0
+        || memcmp(socket->id.idiag_dst, asked->idiag_dst, owner->length) != 0) return;
     /* A socket with no inode is no one's any more (time-wait): its uid reads as 0, which must
        not make a closing connection root's. */
     if (socket->idiag_inode == 0) return;
@@ -329,7 +338,7 @@ int deskd_tcp_socket_owner(int family, const void *source, unsigned short source
     message.request.id.idiag_dport = htons(destination_port);
     message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
     message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-    struct deskd_tcp_owner owner = { 0, 0 };
+    struct deskd_tcp_owner owner = { 0, 0, &message.request.id, length };
     /* Not found is an error reply (ENOENT), or an answer for a socket with no owner. */
     if (deskd_sock_diag_request(&message, sizeof message, deskd_visit_owner, &owner) < 0 && errno != ENOENT) return -1;
     if (!owner.found) {

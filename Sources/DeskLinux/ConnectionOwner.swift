@@ -29,20 +29,22 @@ public enum ConnectionOwner {
     public static func isThisHost(_ address: String) -> Bool {
         guard let wanted = Address(address) else { return false }
         let now = ContinuousClock.now
-        let addresses = hostAddresses.withLock { cache -> Set<[UInt8]> in
+        let addresses = hostAddresses.withLock { cache -> Set<[UInt8]>? in
             if let cached = cache, now - cached.at < .seconds(1) { return cached.addresses }
-            let fresh = interfaceAddresses()
+            guard let fresh = interfaceAddresses() else { return nil }
             cache = (now, fresh)
             return fresh
         }
-        return addresses.contains(wanted.bytes)
+        // Not known (getifaddrs failed: EMFILE, ENOMEM): this host's, so its owner is asked and
+        // an unknown one refused, rather than a local user counted as a remote machine.
+        return addresses?.contains(wanted.bytes) ?? true
     }
 
     private static let hostAddresses = Mutex<(at: ContinuousClock.Instant, addresses: Set<[UInt8]>)?>(nil)
 
-    private static func interfaceAddresses() -> Set<[UInt8]> {
+    private static func interfaceAddresses() -> Set<[UInt8]>? {
         var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0 else { return [] }
+        guard getifaddrs(&list) == 0 else { return nil }
         defer { freeifaddrs(list) }
         var found: Set<[UInt8]> = []
         var entry = list

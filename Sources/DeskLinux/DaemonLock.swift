@@ -44,12 +44,12 @@ public final class DaemonLock: Sendable {
         guard dir >= 0 else { throw OSError("open", path: directory) }
         defer { close(dir) }
         var info = stat()
-        // Another user's directory (or a symlink to one) is no place for deskd's records.
-        guard fstat(dir, &info) == 0, info.st_uid == getuid() else {
-            throw OSError("refusing a runtime directory not owned by deskd's user", path: directory, errno: EPERM)
+        // Another user's directory (or a symlink to one), or one others may write in, is no
+        // place for deskd's records or its lock.
+        guard fstat(dir, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o022 == 0 else {
+            throw OSError("refusing a runtime directory not owned by deskd's user, or writable by others", path: directory, errno: EPERM)
         }
-        let fd: Int32
-        do { fd = try openLockFile(in: dir, directory: directory) } catch { throw error }
+        let fd = try openLockFile(in: dir, directory: directory)
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let error = OSError("lock", path: directory + "/" + fileName)
             defer { close(fd) }
@@ -66,7 +66,7 @@ public final class DaemonLock: Sendable {
     /// file anyone may open is a lock anyone may take (and hold across deskd's restart, which
     /// then refuses to start). One that is not root's 0600 regular file (no deskd makes such a
     /// file; nobody else can write in the runtime directory) is replaced by a new one.
-    private static func openLockFile(in dir: Int32, directory: String) throws(OSError) -> Int32 {
+    private static func openLockFile(in dir: Int32, directory: String) throws -> Int32 {
         let path = directory + "/" + fileName
         var fd = openat(dir, fileName, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         if fd < 0 {
@@ -79,6 +79,11 @@ public final class DaemonLock: Sendable {
         } else {
             var info = stat()
             if fstat(fd, &info) != 0 || info.st_uid != getuid() || info.st_mode & S_IFMT != S_IFREG || info.st_mode & 0o077 != 0 {
+                // Replaced only if nobody holds it: a deskd that made it so is still the holder.
+                if info.st_mode & S_IFMT == S_IFREG, flock(fd, LOCK_EX | LOCK_NB) != 0, errno == EWOULDBLOCK {
+                    defer { close(fd) }
+                    throw holder(of: fd, directory: directory)
+                }
                 close(fd)
                 fd = -1
                 guard unlinkat(dir, fileName, 0) == 0 else { throw OSError("replace", path: path) }

@@ -13,6 +13,10 @@ public struct DisplaySnapshot: Sendable {
     /// holding its desktop's, or anyone's, who would make Xvnc or deskd-session find the name
     /// taken (issue 48: eight such names made every start fail after its eight tries).
     let heldAbstractNames: Set<String>
+    /// The device of /tmp/.X11-unix, to tell a file system mounted on a display's socket name
+    /// (FUSE needs no privilege): nothing can be renamed over a mount point, so the name cannot
+    /// be made the desktop's link, and the display is skipped.
+    let socketDirectoryDevice: UInt?
 
     /// `rfbPortBase`: where the displays' RFB ports start when sessions listen on TCP (then a
     /// port held by something else makes its display unusable); nil when they do not.
@@ -26,7 +30,8 @@ public struct DisplaySnapshot: Sendable {
             rfbPortBase: rfbPortBase,
             listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
             listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes),
-            heldAbstractNames: Set(ProcFS.unixSockets(states: [ProcFS.UnixSocket.unconnected], named: [XSocketNames.prefixes[1]]).map(\.name))
+            heldAbstractNames: Set(ProcFS.unixSockets(states: [ProcFS.UnixSocket.unconnected], named: [XSocketNames.prefixes[1]]).map(\.name)),
+            socketDirectoryDevice: device(of: XSocketDirectory.path)
         )
     }
 
@@ -38,12 +43,23 @@ public struct DisplaySnapshot: Sendable {
         case .absent: break
         }
         if listeningUnixPaths.contains(display.socketPath) || listeningUnixPaths.contains("@" + display.socketPath)
-            || heldAbstractNames.contains("@" + display.socketPath) {
+            || heldAbstractNames.contains("@" + display.socketPath) || isMountPoint(display.socketPath) {
             return .xSocketListening
         }
         for port in [rfbPortBase.map(display.rfbPort(base:)), display.x11Port].compactMap({ $0 }) where listeningTCPPorts.contains(port) {
             return .tcpPortBound(port)
         }
         return .free
+    }
+
+    private func isMountPoint(_ path: String) -> Bool {
+        guard let parent = socketDirectoryDevice, let own = Self.device(of: path) else { return false }
+        return own != parent
+    }
+
+    /// The device `path` itself is on (not following a final symlink); nil if it is not there.
+    static func device(of path: String) -> UInt? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? UInt(info.st_dev) : nil
     }
 }

@@ -9,19 +9,17 @@ import Glibc
 /// their own. A remote IPv4 peer is its address; a remote IPv6 peer its /64, the least a site
 /// hands one machine.
 enum BrowserClient {
-    /// The key for `address`. `owner` is the kernel's word on who made the peer's socket, if it
-    /// is on this host: asked for every peer, since a local user may connect from any of the
-    /// host's addresses, not only loopback's (from the host's own LAN address to 127.0.0.1, a
-    /// peer that would otherwise count as a remote machine, and its /64 as a whole LAN's). nil
-    /// for a peer on this host (a loopback address, `local`, the address the connection was
-    /// made to, or one `isThisHost` names) whose owner cannot be learnt: a socket closed before
-    /// it was accepted, a kernel without sock_diag. Such a peer is refused, never counted under
-    /// a key it would share with everyone else's (issue 48: one such key let one user hold twice
-    /// a client's connections and lock others out).
+    /// The key for `address`. A peer on this host (a loopback address, `local`, the address the
+    /// connection was made to, or any address `isThisHost` names: a local user may connect from
+    /// the host's own LAN address too, which would otherwise count as a remote machine, and its
+    /// /64 as a whole LAN's) is the account `owner` names, the kernel's word; nil when it cannot
+    /// be learnt (a socket closed before it was accepted, a kernel without sock_diag). Such a
+    /// peer is refused, never counted under a key it would share with everyone else's (issue 48:
+    /// one such key let one user hold twice a client's connections and lock others out). The
+    /// kernel is not asked about a remote peer: nothing on this host made its socket.
     static func key(address: String, local: String? = nil, isThisHost: (String) -> Bool = { _ in false }, owner: () -> UInt32?) -> String? {
         let address = unmapped(address)
-        if let uid = owner() { return "uid:\(uid)" }
-        if isLoopback(address) || local.map(unmapped) == address || isThisHost(address) { return nil }
+        if isLoopback(address) || local.map(unmapped) == address || isThisHost(address) { return owner().map { "uid:\($0)" } }
         return prefix64(address) ?? address
     }
 

@@ -18,6 +18,8 @@ final class ConnectionAddress: Sendable {
 
     private let state: Mutex<State>
     private let quota: SharedAddressQuota
+    /// Whether an address is one of this host's: a browser there behind the proxy is local too.
+    private let isThisHost: @Sendable (String) -> Bool
     /// The peer, when it is one of the trusted proxies: its requests may name a user by single sign-on.
     let proxy: String?
 
@@ -39,7 +41,7 @@ final class ConnectionAddress: Sendable {
     /// kernel's answer). `local`: the address the connection was made to; `isThisHost`: whether
     /// an address is one of this host's (a peer there whose owner is unknown is refused).
     static func accept(peer: String?, local: String? = nil, quota: SharedAddressQuota, trustedProxies: Set<String>,
-                       isThisHost: (String) -> Bool = { _ in false }, owner: () -> UInt32? = { nil }) -> Acceptance {
+                       isThisHost: @escaping @Sendable (String) -> Bool = { _ in false }, owner: () -> UInt32? = { nil }) -> Acceptance {
         let peer = peer.map(BrowserClient.unmapped)
         var client: String?
         if let peer {
@@ -48,15 +50,16 @@ final class ConnectionAddress: Sendable {
         }
         guard quota.admit(client) else { return .overCapacity }
         if let peer, let client, trustedProxies.contains(peer) {
-            return .admitted(ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer))
+            return .admitted(ConnectionAddress(.awaitingRequest(proxy: peer, client: client), quota: quota, proxy: peer, isThisHost: isThisHost))
         }
-        return .admitted(ConnectionAddress(.counted(address: peer, client: client), quota: quota, proxy: nil))
+        return .admitted(ConnectionAddress(.counted(address: peer, client: client), quota: quota, proxy: nil, isThisHost: isThisHost))
     }
 
-    private init(_ state: State, quota: SharedAddressQuota, proxy: String?) {
+    private init(_ state: State, quota: SharedAddressQuota, proxy: String?, isThisHost: @escaping @Sendable (String) -> Bool) {
         self.state = Mutex(state)
         self.quota = quota
         self.proxy = proxy
+        self.isThisHost = isThisHost
     }
 
     /// Whether the connection may go on, given a request's headers; the first request of a
@@ -68,8 +71,9 @@ final class ConnectionAddress: Sendable {
             case .refused: return false
             case .awaitingRequest(let proxy, let proxyClient):
                 let browser = BrowserClient.unmapped(ForwardedFor.client(peer: proxy, headers: headers))
-                // Behind the proxy the kernel cannot say who a loopback browser is: all of them are one.
-                let client = BrowserClient.key(address: browser, owner: { nil }) ?? BrowserClient.loopbackBehindProxy
+                // Behind the proxy the kernel cannot say who a browser on this host is (loopback, or
+                // one of the host's own addresses): all of them are one.
+                let client = BrowserClient.key(address: browser, isThisHost: isThisHost, owner: { nil }) ?? BrowserClient.loopbackBehindProxy
                 quota.release(proxyClient)
                 guard quota.admit(client) else {
                     state = .refused

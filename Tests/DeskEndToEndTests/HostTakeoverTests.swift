@@ -247,6 +247,33 @@ struct HostTakeoverTests {
         #expect(left.contains { $0.hasPrefix(".X\(next.number)-deskd-") }, "\(left)")
     }
 
+    /// A file system mounted on the next displays' socket names (FUSE needs no privilege; a
+    /// tmpfs stands in for it here) made each start's link fail, eight times, and the start with
+    /// them (a second review). Now the allocator passes over such a display.
+    @Test func aFileSystemMountedOnTheSocketNamesIsPassedOver() throws {
+        let victor = try TestUsers.ensure("deskt-victor"), mallory = try TestUsers.ensure("deskt-mallory")
+        let daemon = try DaemonUnderTest()
+        defer { daemon.shutDown(); TestUsers.reap(victor); TestUsers.reap(mallory) }
+        let first = try daemon.start(victor.name)
+        let next = (first.display.number + 1...first.display.number + 8).map(Display.init)
+        var mounted: [String] = []
+        defer {
+            for path in mounted { umount2(path, Int32(MNT_DETACH)) }
+            for display in next { rmdir(display.socketPath) }
+        }
+        for display in next {
+            guard asUser(mallory, { mkdir(display.socketPath, 0o755) == 0 }) else { continue }
+            if mount("tmpfs", display.socketPath, "tmpfs", 0, "size=64k") == 0 { mounted.append(display.socketPath) }
+        }
+        try #require(mounted.count == next.count, "could not mount on the next displays' socket names: \(mounted)")
+        let started = try daemon.deskctl(["start", "--user", victor.name, "--json"])
+        try #require(started.status == 0, "the start failed beside file systems mounted on the socket names: \(started.stderr)")
+        let session = try started.decode(Session.self)
+        #expect(!next.contains(session.display), "the start took a display whose socket name is a mount point: \(session.display)")
+        let outside = try Self.ownersClient(victor, session, daemon: daemon, insideDesktop: false)
+        #expect(outside.status == 0, "the owner's other login: \(outside.stderr)")
+    }
+
     /// deskd-session holds the display's abstract name; if it died (SIGKILL, the OOM killer) with
     /// the desktop running, the name was free for another user to play the X server to the
     /// owner's programs (a cold review). Now the display server dies with it, and the session

@@ -29,6 +29,14 @@ import Testing
         #expect(bound == getuid(), "a socket bound to lo was not found")
     }
 
+    /// The kernel's exact lookup falls back to a listening socket on the asked port when no
+    /// connection matches (a second review of issue 48): a peer whose source port someone
+    /// listens on must not become that listener's owner.
+    @Test func aListenerOnThePeersPortIsNotThePeer() throws {
+        let listener = try #require(LoopbackListener())
+        #expect(ConnectionOwner.of(peer: "127.0.0.1", peerPort: listener.port, local: "127.0.0.2", localPort: 443) == nil)
+    }
+
     @Test func aPeerClosedBeforeItWasAcceptedHasNoOwner() throws {
         #expect(try Self.owner(prepare: { _ in }, closeFirst: true) == nil)
     }

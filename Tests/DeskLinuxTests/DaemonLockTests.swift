@@ -29,20 +29,29 @@ import Testing
         #expect(throws: Never.self) { _ = try DaemonLock.acquire(directory: directory, socket: "/run/second.sock") }
     }
 
-    /// A file anyone could open (and flock, which a read-only descriptor may) is not the lock:
-    /// it is replaced, so a descriptor opened on it earlier holds nothing.
-    @Test func aLockFileOthersCouldOpenIsReplaced() throws {
+    /// flock takes a read-only descriptor, so a lock file others could open would be a lock
+    /// others could hold: deskd makes it root's 0600 in a directory only root writes in, and
+    /// replaces one others could open, unless a deskd holds it.
+    @Test func aLockFileOthersCouldOpenIsReplacedUnlessItIsHeld() throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/" + DaemonLock.fileName
         let planted = open(path, O_RDWR | O_CREAT, 0o644)
-        defer { close(planted) }
         _ = fchmod(planted, 0o644)
         #expect(flock(planted, LOCK_EX | LOCK_NB) == 0)
+        #expect(throws: DaemonLock.Held.self) { _ = try DaemonLock.acquire(directory: directory, socket: "/run/deskd.sock") }
+        close(planted)
         let lock = try DaemonLock.acquire(directory: directory, socket: "/run/deskd.sock")
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
         withExtendedLifetime(lock) {}
+    }
+
+    @Test func aRuntimeDirectoryOthersMayWriteInIsRefused() throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        chmod(directory, 0o1777)
+        #expect(throws: OSError.self) { _ = try DaemonLock.acquire(directory: directory, socket: "/run/deskd.sock") }
     }
 
     @Test func theHoldersWordsAreReadWithCare() {
