@@ -75,15 +75,27 @@ import Testing
         }
         func run() throws -> String {
             let script = XstartupTemplate.sessionScript("#!/bin/sh\necho template\n", preferringUserXstartup: true)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", script]
-            process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            process.waitUntilExit()
-            return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            // A file just written may be briefly open for writing in a child another test of this
+            // process forked at that moment (until its exec closes it): exec then fails with
+            // ETXTBSY, Linux's race, not the script's. Such a run is tried again.
+            for _ in 0..<20 {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                process.arguments = ["-c", script]
+                process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+                let output = Pipe(), errors = Pipe()
+                process.standardOutput = output
+                process.standardError = errors
+                try process.run()
+                process.waitUntilExit()
+                let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                if said.contains("Text file busy") {
+                    Thread.sleep(forTimeInterval: 0.05)
+                    continue
+                }
+                return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
+            return "text file busy 20 times"
         }
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         #expect(try run() == "template\n")
