@@ -3,7 +3,7 @@ import Glibc
 
 /// Looks at the host to say what occupies each X display.
 ///
-/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs four sock_diag
+/// One snapshot asks the kernel for listeners once, so probing :1...:99 costs three sock_diag
 /// dumps, not 99 connects; each dump keeps only the X sockets and the displays' ports.
 public struct DisplaySnapshot: Sendable {
     let rfbPortBase: Int?
@@ -26,11 +26,14 @@ public struct DisplaySnapshot: Sendable {
         if let base = rfbPortBase {
             ports = min(first.rfbPort(base: base), ports.lowerBound)...max(last.rfbPort(base: base), ports.upperBound)
         }
+        // One unix_diag dump for both: the X names listened on, and abstract ones merely held.
+        let xSockets = ProcFS.unixSocketsIfAvailable(states: [ProcFS.UnixSocket.listen, ProcFS.UnixSocket.unconnected], named: XSocketNames.prefixes)
         return DisplaySnapshot(
             rfbPortBase: rfbPortBase,
             listeningTCPPorts: Set(ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen], localPorts: ports).map(\.localPort)),
-            listeningUnixPaths: ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes),
-            heldAbstractNames: Set(ProcFS.unixSockets(states: [ProcFS.UnixSocket.unconnected], named: [XSocketNames.prefixes[1]]).map(\.name)),
+            listeningUnixPaths: xSockets.map { Set($0.filter { $0.state == ProcFS.UnixSocket.listen }.map(\.name)) }
+                ?? ProcFS.listeningUnixSocketPaths(prefixes: XSocketNames.prefixes),
+            heldAbstractNames: Set((xSockets ?? []).filter { $0.state == ProcFS.UnixSocket.unconnected && $0.name.hasPrefix("@") }.map(\.name)),
             socketDirectoryDevice: device(of: XSocketDirectory.path)
         )
     }

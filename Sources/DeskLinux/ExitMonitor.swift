@@ -61,8 +61,7 @@ public final class ExitMonitor: Sendable {
         } else {
             watched.pending.withLock { $0.append((pid, onExit)) }
         }
-        var byte: UInt8 = 1
-        _ = Glibc.write(wakeWrite, &byte, 1)
+        wake()
     }
 
     /// Takes over `pidfd` (a child's, made with it): reaps the child once it has exited, then
@@ -72,6 +71,11 @@ public final class ExitMonitor: Sendable {
     public func reap(pidfd: Int32) {
         guard pidfd >= 0 else { return }
         watched.callbacks.withLock { $0[pidfd] = {} }
+        wake()
+    }
+
+    /// Makes the monitor thread look again at what it watches.
+    private func wake() {
         var byte: UInt8 = 1
         _ = Glibc.write(wakeWrite, &byte, 1)
     }

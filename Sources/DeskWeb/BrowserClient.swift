@@ -27,12 +27,6 @@ enum BrowserClient {
     /// of them are one client (the proxy vouches for the address, not for an account).
     static let loopbackBehindProxy = "loopback-behind-proxy"
 
-    /// The account a client key names, for a connection made on this host ("uid:N"); nil for
-    /// any other.
-    static func account(of client: String) -> UInt32? {
-        client.hasPrefix("uid:") ? UInt32(client.dropFirst(4)) : nil
-    }
-
     /// 127.0.0.0/8 or ::1 (an IPv4-mapped address already unmapped).
     static func isLoopback(_ address: String) -> Bool {
         address == "::1" || address.hasPrefix("127.") && address.split(separator: ".").count == 4

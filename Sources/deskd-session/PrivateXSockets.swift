@@ -43,11 +43,7 @@ struct PrivateXSockets {
     /// then moves this process (and so every process of the session) into the private namespace.
     /// Throws `Taken`, or a sentence for anything else.
     mutating func enter(owner uid: uid_t) throws {
-        host = open(Self.hostDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        var info = stat()
-        guard host >= 0, fstat(host, &info) == 0, info.st_uid == 0 else {
-            throw Failure("\(Self.hostDirectory) is missing or not root's; deskd makes it root's 1777 before a start, so start again")
-        }
+        host = try Self.openHostDirectory()
         if let display {
             abstractHold = try Self.holdAbstractName(display)
             try link(display)
@@ -59,16 +55,14 @@ struct PrivateXSockets {
         // this one cannot mount on or from). The session's directory is the owner's: its
         // X11-unix is opened without following a link, checked to be the owner's directory, and
         // mounted by descriptor; the mount point is checked to be root's.
+        var info = stat()
         let source = deskd_open_directory_path(directory)
         defer { if source >= 0 { close(source) } }
         guard source >= 0, fstat(source, &info) == 0, info.st_uid == uid, info.st_mode & S_IFMT == S_IFDIR else {
             throw Failure("the session's X socket directory \(directory) is not its owner's directory")
         }
-        let target = deskd_open_directory_path(Self.hostDirectory)
-        defer { if target >= 0 { close(target) } }
-        guard target >= 0, fstat(target, &info) == 0, info.st_uid == 0 else {
-            throw Failure("\(Self.hostDirectory) is missing or not root's; deskd makes it root's 1777 before a start, so start again")
-        }
+        let target = try Self.openHostDirectory()
+        defer { close(target) }
         guard mount("/proc/self/fd/\(source)", "/proc/self/fd/\(target)", nil, UInt(MS_BIND), nil) == 0 else {
             throw Failure("cannot mount the session's X socket directory on \(Self.hostDirectory): \(String(cString: strerror(errno)))")
         }
@@ -86,8 +80,22 @@ struct PrivateXSockets {
 
     private func socketPath(_ display: Int) -> String { directory + "/X\(display)" }
 
+    /// /tmp/.X11-unix as an O_PATH descriptor (enough for the *at calls and for a mount), its
+    /// last component not followed, and only if it is root's directory.
+    private static func openHostDirectory() throws -> Int32 {
+        let fd = deskd_open_directory_path(hostDirectory)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0, info.st_uid == 0 else {
+            if fd >= 0 { close(fd) }
+            throw Failure("\(hostDirectory) is missing or not root's; deskd makes it root's 1777 before a start, so start again")
+        }
+        return fd
+    }
+
     /// Bound, never listening: a connect is refused (ECONNREFUSED), which sends libxcb on to the
-    /// socket file, and the name is nobody else's while this process lives.
+    /// socket file, and the name is nobody else's while this process lives. (The address is
+    /// written here rather than with DeskPOSIX's UnixSocketAddress, which would bring DeskCore
+    /// into this small root helper.)
     static func holdAbstractName(_ display: Int) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket failed: \(String(cString: strerror(errno)))") }
