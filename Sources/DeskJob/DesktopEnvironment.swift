@@ -12,6 +12,11 @@ struct DesktopEnvironment {
     /// What the job itself was given and the desktop keeps: LANG (else C.UTF-8) and SLURM_JOB_ID.
     let language: String
     let slurmJobID: String?
+    /// The login's runtime directory on the node: the job's XDG_RUNTIME_DIR, else
+    /// /run/user/UID, where it is a directory of the job's user that no one else may enter; nil
+    /// where the node has none (no pam_systemd in Slurm's PAM stack), and a Wayland desktop then
+    /// keeps its private directory, as deskd's local desktops do.
+    let runtimeDirectory: String?
 
     static let path = "/usr/local/bin:/usr/bin:/bin"
 
@@ -20,6 +25,15 @@ struct DesktopEnvironment {
         self.sessionID = sessionID
         self.language = Self.variable("LANG").flatMap { $0.isEmpty ? nil : $0 } ?? "C.UTF-8"
         self.slurmJobID = Self.variable("SLURM_JOB_ID")
+        self.runtimeDirectory = [Self.variable("XDG_RUNTIME_DIR"), WaylandVNC.loginRuntimeDirectory(uid: account.uid)]
+            .compactMap { $0 }.first(where: Self.isPrivateDirectory)
+    }
+
+    /// A directory (not a link to one) of this process's user, closed to everyone else.
+    static func isPrivateDirectory(_ path: String) -> Bool {
+        var status = stat()
+        guard path.hasPrefix("/"), lstat(path, &status) == 0 else { return false }
+        return status.st_mode & S_IFMT == S_IFDIR && status.st_uid == getuid() && status.st_mode & 0o077 == 0
     }
 
     static func variable(_ name: String) -> String? {
@@ -36,18 +50,22 @@ struct DesktopEnvironment {
         return entries
     }
 
-    /// What the display server itself is started with: the above, and for a Wayland compositor
-    /// its XDG_RUNTIME_DIR (the private directory), where it makes its sockets.
+    /// What the display server itself is started with: the above, and what the server asks for
+    /// its clients (a Wayland compositor's XDG_RUNTIME_DIR, where it makes its sockets and its
+    /// programs find the user bus), with the login's runtime directory first.
     func server(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {
-        displayServer.sessionType == "wayland" ? server + ["XDG_RUNTIME_DIR=\(needs.directory)"] : server
+        displayServer.sessionType == "wayland" ? server + ["XDG_RUNTIME_DIR=\(runtimeDirectory ?? needs.directory)"] : server
     }
 
     /// The desktop's, and any client the job starts on it (the time warning): the server's,
-    /// with what reaches the display server (for Xvnc, the display and the cookie that opens it).
+    /// with what reaches the display server (for Xvnc, the display and the cookie that opens it)
+    /// and the login's runtime directory where the node has one, as deskd-session gives PAM's.
     func client(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {
+        var variables = displayServer.clientEnvironment(needs)
+        if let runtimeDirectory { variables["XDG_RUNTIME_DIR"] = runtimeDirectory }
         // XDG_SESSION_TYPE as deskd-session sets it for a desktop on the login node, so that
         // one template behaves the same on both.
-        server + displayServer.clientEnvironment(needs).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return server + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             + ["XDG_SESSION_TYPE=\(displayServer.sessionType)"]
     }
 

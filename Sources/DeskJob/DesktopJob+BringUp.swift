@@ -206,7 +206,7 @@ extension DesktopJob {
         let sweep = SessionSweep(sessionID: spec.session, uid: getuid(), me: getpid())
         let started = ContinuousClock.now
         // Where its clients connect: the X display, or the compositor's Wayland socket.
-        let socket: DisplayClientSocket = display.map(DisplayClientSocket.x11) ?? WaylandVNC.clientSocket(in: directory.path)
+        let socket: DisplayClientSocket = display.map(DisplayClientSocket.x11) ?? WaylandVNC.clientSocket(uid: getuid(), directory: directory.path)
         while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil, let xvnc, !xvnc.hasEnded {
             // The server's accepted connections first (one socket table); only once there is
             // one, the session's processes (a walk of /proc) to see whether the desktop holds it.

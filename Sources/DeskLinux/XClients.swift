@@ -28,11 +28,11 @@ public enum XClients {
         switch socket {
         case .x11(let display):
             return clientEnds(of: server, display: display)
-        case .inPrivateDirectory(let prefix):
-            // Only the owner can bind in their 0700 directory: whichever of their processes
+        case .inOwnersDirectories(let prefixes):
+            // Only the owner can bind in their 0700 directories: whichever of their processes
             // accepted the connection (the compositor, a child of the launcher), it is theirs.
-            guard let accepted = ProcFS.unixSocketsIfAvailable(states: [ProcFS.UnixSocket.established], named: [prefix]) else { return nil }
-            return Set(accepted.filter { $0.name.hasPrefix(prefix) }.map(\.peer))
+            guard let accepted = ProcFS.unixSocketsIfAvailable(states: [ProcFS.UnixSocket.established], named: prefixes) else { return nil }
+            return Set(accepted.filter { socket in prefixes.contains { socket.name.hasPrefix($0) } }.map(\.peer))
         }
     }
 

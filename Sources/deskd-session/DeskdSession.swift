@@ -76,7 +76,11 @@ enum DeskdSession {
 
     /// The session's environment: deskd's, then what PAM set (LANG from pam_env, XDG_RUNTIME_DIR
     /// from pam_systemd...), except the variables that say whose desktop this is and where its
-    /// X server is, which are deskd's alone.
+    /// X server is, which are deskd's alone. XDG_RUNTIME_DIR is the login's where PAM made one
+    /// (the user bus, PipeWire and `systemctl --user` are found there); deskd's (a Wayland
+    /// desktop's private directory) stands only where PAM made none. A locale where neither PAM
+    /// nor the system default (/etc/default/locale, through pam_env) names one: C.UTF-8, which
+    /// every Debian has, so programs that need UTF-8 (foot, GTK) do not start with a warning.
     static func sessionEnvironment(spec: SessionSpec, pam: [String]) -> [String] {
         var merged: [String: String] = [:]
         var order: [String] = []
@@ -87,14 +91,13 @@ enum DeskdSession {
             merged[key] = String(entry[entry.index(after: equals)...])
         }
         for entry in spec.environment { put(entry, overriding: true) }
-        // XDG_RUNTIME_DIR only where deskd sets it: a Wayland desktop's is its private
-        // directory, not the login's /run/user/UID that all of the user's desktops share.
-        let protected: Set<String> = ["HOME", "USER", "LOGNAME", "SHELL", "DISPLAY", "XAUTHORITY", "DESKD_SESSION", "XDG_RUNTIME_DIR"]
+        let protected: Set<String> = ["HOME", "USER", "LOGNAME", "SHELL", "DISPLAY", "XAUTHORITY", "DESKD_SESSION"]
         for entry in pam {
             let key = entry.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
             put(entry, overriding: !protected.contains(key))
         }
         put("XDG_SESSION_TYPE=\(spec.sessionType)", overriding: true)
+        if ["LANG", "LC_ALL", "LC_CTYPE"].allSatisfy({ merged[$0, default: ""].isEmpty }) { put("LANG=C.UTF-8", overriding: true) }
         return order.map { "\($0)=\(merged[$0]!)" }
     }
 }

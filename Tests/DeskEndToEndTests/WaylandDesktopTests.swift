@@ -83,6 +83,84 @@ extension EndToEnd {
             #expect(eventually(5) { access("/tmp/.X11-unix/X" + xDisplay.dropFirst(), F_OK) != 0 }, "Xwayland's socket \(xDisplay) is left")
         }
 
+        /// Issue 49: a Wayland desktop is a login like the others. Two sway desktops of one user
+        /// side by side, each on its own Wayland display, reached by an absolute path; what sway
+        /// itself starts (a command sent over its IPC socket) runs with a session bus that
+        /// answers (the login's user bus where one runs, else the desktop's own), the login's
+        /// XDG_RUNTIME_DIR where PAM made one, and a UTF-8 locale; sway shows no error bar
+        /// (no swaynag runs); and the end of one desktop leaves the other's bus and screen alone.
+        @Test func twoSwayDesktopsOfOneUserAreLoginsSideBySide() throws {
+            let wes = try TestUsers.ensure("deskt-wes")
+            let daemon = try DaemonUnderTest()
+            defer { daemon.shutDown(); TestUsers.reap(wes) }
+            var sessions: [Session] = []
+            for _ in 0..<2 {
+                let started = try daemon.deskctl(["start", "--user", wes.name, "--desktop", "sway", "--geometry", "1024x768", "--json"])
+                try #require(started.status == 0, "start --desktop sway: \(started.stderr)\n\(daemon.logText)")
+                sessions.append(try started.decode(Session.self))
+            }
+            func record(of session: Session) throws -> [String: String] {
+                let text = try String(contentsOfFile: URL(fileURLWithPath: session.rfbSocket!).deletingLastPathComponent().path + "/" + WaylandVNC.environmentFile, encoding: .utf8)
+                return Dictionary(text.split(separator: "\n").compactMap { line in
+                    line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+                }) { $1 }
+            }
+            let records = try sessions.map(record(of:))
+            let displays = records.compactMap { $0["WAYLAND_DISPLAY"] }
+            #expect(displays.count == 2 && Set(displays).count == 2 && displays.allSatisfy { $0.hasPrefix("/") }, "\(records)")
+            let names = TestUsers.processes(of: wes).map { DesktopReadinessTests.commandLine(of: $0) }
+            #expect(!names.contains { $0.hasPrefix("swaynag") }, "sway shows an error bar: \(names.filter { $0.hasPrefix("swaynag") })")
+
+            // From inside each desktop: a command sway runs, as it would a key binding's.
+            let runtime = WaylandVNC.loginRuntimeDirectory(uid: wes.uid)
+            let loginHasRuntime = access(runtime, F_OK) == 0
+            func inside(_ session: Session, _ record: [String: String], tag: String) throws -> [String: String] {
+                let report = "\(wes.home)/inside-\(tag).txt"
+                unlink(report)
+                // A script of its own: sway splits a command line at each semicolon.
+                let script = "\(wes.home)/inside-\(tag).sh"
+                try "{ env; busctl --user --no-pager status >/dev/null 2>&1; echo BUSCTL=$?; } > \(report).new; mv \(report).new \(report)\n"
+                    .write(toFile: script, atomically: true, encoding: .utf8)
+                defer { unlink(script) }
+                let sent = try CommandResult.run("/usr/sbin/runuser", ["-u", wes.name, "--", "/usr/bin/env", "SWAYSOCK=\(record["SWAYSOCK"] ?? "")",
+                                                                        "/usr/bin/swaymsg", "exec", "/bin/sh \(script)"])
+                try #require(sent.status == 0, "swaymsg exec: \(sent.stdout)\(sent.stderr)")
+                var text = ""
+                _ = eventually(10) { text = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""; return !text.isEmpty }
+                unlink(report)
+                return Dictionary(text.split(separator: "\n").compactMap { line in
+                    line.firstIndex(of: "=").map { (String(line[..<$0]), String(line[line.index(after: $0)...])) }
+                }) { $1 }
+            }
+            for (index, session) in sessions.enumerated() {
+                let seen = try inside(session, records[index], tag: "\(index)")
+                #expect(seen["BUSCTL"] == "0", "\(session.display): busctl --user from inside the desktop failed: \(seen)")
+                #expect(seen["LANG"].map { $0.lowercased().contains("utf") } == true || seen["LC_ALL"] != nil, "\(session.display): no UTF-8 locale: \(seen["LANG"] ?? "none")")
+                if loginHasRuntime {
+                    #expect(seen["XDG_RUNTIME_DIR"] == runtime, "\(session.display): XDG_RUNTIME_DIR \(seen["XDG_RUNTIME_DIR"] ?? "none"), not the login's")
+                } else {
+                    // No login runtime directory here (no pam_systemd): the session's private one.
+                    #expect(seen["XDG_RUNTIME_DIR"] == URL(fileURLWithPath: session.rfbSocket!).deletingLastPathComponent().resolvingSymlinksInPath().path, "\(seen)")
+                }
+                print("WaylandDesktopTests: \(session.display) from inside: XDG_RUNTIME_DIR=\(seen["XDG_RUNTIME_DIR"] ?? "") WAYLAND_DISPLAY=\(seen["WAYLAND_DISPLAY"] ?? "") DBUS_SESSION_BUS_ADDRESS=\(seen["DBUS_SESSION_BUS_ADDRESS"] ?? "") LANG=\(seen["LANG"] ?? "") busctl --user: \(seen["BUSCTL"] ?? "?")")
+            }
+
+            // One ends; the other's screen and bus go on.
+            let killed = try daemon.deskctl(["kill", sessions[0].display.description])
+            #expect(killed.status == 0, "\(killed.stderr)")
+            var drawn = false
+            _ = eventually(10) {
+                guard let viewer = try? VNCConnection(host: sessions[1].rfbSocket!, port: 0, password: nil, timeoutSeconds: 5) else { return false }
+                defer { viewer.close() }
+                drawn = viewer.refresh() != nil && viewer.info.width == 1024
+                return drawn
+            }
+            #expect(drawn, "the second desktop is not served after the first one's end")
+            #expect(try inside(sessions[1], records[1], tag: "after")["BUSCTL"] == "0", "the second desktop's bus is gone with the first desktop")
+            #expect(try daemon.deskctl(["kill", sessions[1].display.description]).status == 0)
+            #expect(eventually(10) { TestUsers.processes(of: wes).isEmpty }, "left running: \(TestUsers.processes(of: wes).map(DesktopReadinessTests.commandLine(of:)))")
+        }
+
         /// wayvnc asks no password, which is safe only on the owner's socket: a deskd serving
         /// desktops on TCP refuses a Wayland one, in a sentence, and starts nothing.
         @Test func aWaylandDesktopIsRefusedWhereDesktopsAreServedOnTCP() throws {

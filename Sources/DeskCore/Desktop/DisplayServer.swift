@@ -29,9 +29,10 @@ public enum DisplayClientSocket: Sendable, Equatable {
     /// X display N: /tmp/.X11-unix/XN and its abstract twin, which any local user can bind, so
     /// only connections the server's own pid accepted count.
     case x11(Display)
-    /// Sockets whose path starts with `prefix`, inside the owner's 0700 directory: whoever
-    /// accepted a connection there is the owner's, so any connection to one counts.
-    case inPrivateDirectory(prefix: String)
+    /// Sockets whose path starts with one of `prefixes`, each inside a 0700 directory of the
+    /// owner's: whoever accepted a connection there is the owner's, so any connection to one
+    /// counts (a Wayland compositor's, in the login's runtime directory or the private one).
+    case inOwnersDirectories(prefixes: [String])
 }
 
 /// Which kind of display server a desktop has, as a session's record and its JSON say it.
