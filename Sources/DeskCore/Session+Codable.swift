@@ -74,6 +74,6 @@ extension Session {
         if let password { try c.encode(password, forKey: .password) }
         if let viewOnlyPassword { try c.encode(viewOnlyPassword, forKey: .viewOnlyPassword) }
         if let slurm { try c.encode(slurm, forKey: .slurm) }
-        if let displayServer, displayServer != .xvnc { try c.encode(displayServer.rawValue, forKey: .displayServer) }
+        if displayServer != .xvnc { try c.encode(displayServer.rawValue, forKey: .displayServer) }
     }
 }

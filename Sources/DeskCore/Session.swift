@@ -43,11 +43,11 @@ public struct Session: Codable, Sendable, Equatable {
     /// last. nil for a desktop on this host. Its `display` is then deskd's handle for it on this
     /// host (its Xvnc's own display number on the node is in `rfbSocket`'s directory name only).
     public var slurm: SlurmJob?
-    /// What the desktop draws on; nil is Xvnc (and the JSON then leaves it out, as before).
-    public var displayServer: DisplayServerKind?
+    /// What the desktop draws on (the JSON leaves Xvnc out, as before there was another).
+    public var displayServer = DisplayServerKind.xvnc
 
-    /// Whether the desktop draws on Xvnc.
-    public var isXvnc: Bool { displayServer == nil || displayServer == .xvnc }
+    /// What differs with the kind of server the desktop draws on.
+    public var server: any DisplayServer.Type { displayServer.server }
 
     public init(
         id: String, user: String, uid: UInt32, gid: UInt32, display: Display, endpoint: RFBEndpoint, pid: Int32, pidStartTicks: UInt64,

@@ -21,12 +21,6 @@ extension XstartupTemplate {
         wordsAndNote("x11-session").map { (files: $0.words, without: $0.note) }
     }
 
-    /// The compositor a Wayland desktop's template names (`# compositor: sway`); nil for a
-    /// desktop that runs in Xvnc.
-    public var compositor: WaylandVNC.Compositor? {
-        headerValue("compositor").flatMap { WaylandVNC.Compositor(rawValue: $0) }
-    }
-
     /// Where X11 session files are installed.
     public static let xSessionDirectory = "/usr/share/xsessions"
 
@@ -47,7 +41,7 @@ extension XstartupTemplate {
     }
 
     /// `# key: value` among the comment lines at the top of the template.
-    private func headerValue(_ key: String) -> String? {
+    func headerValue(_ key: String) -> String? {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).prefix(40) {
             guard line.hasPrefix("#") else { break }
             let body = line.dropFirst().trimming()

@@ -54,7 +54,10 @@ struct DesktopEnvironment {
     /// its clients (a Wayland compositor's XDG_RUNTIME_DIR, where it makes its sockets and its
     /// programs find the user bus), with the login's runtime directory first.
     func server(of displayServer: some DisplayServer, _ needs: DisplayServerNeeds) -> [String] {
-        displayServer.sessionType == "wayland" ? server + ["XDG_RUNTIME_DIR=\(runtimeDirectory ?? needs.directory)"] : server
+        // A Wayland compositor's own (deskd-session's rule: the login's wins over the server's).
+        var variables = displayServer.clientEnvironment(needs).filter { $0.key == "XDG_RUNTIME_DIR" }
+        if let runtimeDirectory, !variables.isEmpty { variables["XDG_RUNTIME_DIR"] = runtimeDirectory }
+        return server + variables.map { "\($0.key)=\($0.value)" }
     }
 
     /// The desktop's, and any client the job starts on it (the time warning): the server's,

@@ -50,10 +50,10 @@ extension DesktopJob {
 
         do { try DisplayChoice.checkSocketDirectory(node: node) } catch { throw .failed(error) }
         let server: ChildProcess
-        if spec.isWayland {
-            server = try startCompositor(account: account, directory: directory)
+        if type(of: self.server).ownsXDisplay {
+            server = try startOnFreeDisplay(account: account, directory: directory)
         } else {
-            server = try startXvnc(account: account, directory: directory)
+            server = try startChoosingItsOwnDisplay(account: account, directory: directory)
         }
         try startDesktop(account: account, directory: directory)
 
@@ -61,7 +61,7 @@ extension DesktopJob {
             throw .failed(JobFailure("could not start the thread that accepts the gateway's relays."))
         }
         // A Wayland desktop's X display is Xwayland's, chosen by its compositor (0 where it has none).
-        let xDisplay = display ?? xwaylandDisplay(in: directory) ?? Display(0)
+        let xDisplay = display ?? recordedXDisplay(in: directory) ?? Display(0)
         reporter.announce(JobReport(event: .ready, node: node, address: listener.address, port: listener.port,
                                     display: xDisplay.number, socket: directory.rfbSocket))
         isReady = true
@@ -71,9 +71,9 @@ extension DesktopJob {
         }
     }
 
-    /// Xvnc on the lowest free display, answering RFB on the job's socket; the next display
-    /// if another X server took this one first.
-    private func startXvnc(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
+    /// An X server that owns its display (Xvnc) on the lowest free one, answering RFB on the
+    /// job's socket; the next display if another X server took this one first.
+    private func startOnFreeDisplay(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
         let cookie = XAuthority.generate()
         var tried: Set<Int> = []
         while true {
@@ -98,12 +98,12 @@ extension DesktopJob {
         }
     }
 
-    /// A Wayland desktop's compositor, headless, with wayvnc on the job's socket: the same
-    /// launcher as deskd's on the login node (`WaylandVNC`), with the private directory as its
-    /// XDG_RUNTIME_DIR, so its Wayland, IPC and RFB sockets are the user's alone. No display to
-    /// choose: Xwayland takes the first free one itself, and nothing of the launcher's says a
-    /// display was taken.
-    private func startCompositor(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
+    /// A server that owns no X display (a Wayland compositor with wayvnc, headless, the same
+    /// launcher as deskd's on the login node) on the job's socket: its RFB socket is in the
+    /// private directory, and its Wayland and IPC sockets are in the login's runtime directory
+    /// or that one, the user's alone either way. No display to choose: Xwayland takes the first
+    /// free one itself, and nothing of the launcher's says a display was taken.
+    private func startChoosingItsOwnDisplay(account: UserAccount, directory: PrivateDirectory) throws(BringUpStop) -> ChildProcess {
         // No X display of its own: the title and the needs' display are only names here.
         let needs = try displayServerNeeds(display: Display(0), directory: directory, user: account.name)
         let (process, log, readiness) = try launchServer(needs, account: account, directory: directory)
@@ -114,8 +114,8 @@ extension DesktopJob {
     /// RFB socket answered (`waitForRFB`).
     private func launchServer(_ needs: DisplayServerNeeds, account: UserAccount,
                               directory: PrivateDirectory) throws(BringUpStop) -> (ChildProcess, OutputLog, RFBReadiness) {
-        guard let log = OutputLog(file: directory.openLog(spec.isWayland ? "server.log" : "xvnc.log")) else {
-            throw .failed(JobFailure("could not make a pipe for \(spec.isWayland ? "the display server" : "Xvnc")'s output: \(String(cString: strerror(errno)))."))
+        guard let log = OutputLog(file: directory.openLog(Self.serverLog)) else {
+            throw .failed(JobFailure("could not make a pipe for \(server.name)'s output: \(String(cString: strerror(errno)))."))
         }
         let environment = DesktopEnvironment(account: account, sessionID: spec.session).server(of: server, needs)
         let process: ChildProcess
@@ -123,7 +123,7 @@ extension DesktopJob {
             process = try ChildProcess.spawn(server.commandLine(needs), environment: environment, output: log.writeFD,
                                              directory: account.home, umask: 0o077)
         } catch {
-            throw .failed(JobFailure("could not start \(spec.isWayland ? server.name : "Xvnc (\(spec.xvnc))") on \(node): \(error.reason)."))
+            throw .failed(JobFailure("could not start \(server.name) (\(server.commandLine(needs)[0])) on \(node): \(error.reason)."))
         }
         log.childStarted()
         logs.append(log)
@@ -134,7 +134,7 @@ extension DesktopJob {
 
     /// The server, once its socket answered; else the failure that ends the start.
     private func answered(_ readiness: RFBReadiness, process: ChildProcess, log: OutputLog) throws(BringUpStop) -> ChildProcess {
-        let name = spec.isWayland ? server.name : "Xvnc"
+        let name = server.name
         switch readiness {
         case .answered:
             return process
@@ -143,15 +143,20 @@ extension DesktopJob {
         case .timedOut:
             throw .failed(JobFailure("\(name) on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
         case .impostor(let what):
-            throw .failed(JobFailure(spec.isWayland ? "the job's socket on \(node) is not its wayvnc's: \(what)." : "Xvnc's socket on \(node) is not Xvnc's: \(what)."))
+            throw .failed(JobFailure("the job's socket on \(node) is not its \(type(of: server).viewerProgram)'s: \(what)."))
         }
     }
 
-    /// Xwayland's display, as the compositor's startup hook recorded it in the private directory.
-    func xwaylandDisplay(in directory: PrivateDirectory) -> Display? {
-        guard case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + WaylandVNC.environmentFile, limit: 4096) else { return nil }
-        return WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)).flatMap { WaylandVNC.xwaylandDisplays.contains($0.number) ? $0 : nil }
+    /// The X display a server that owns none recorded in the private directory (a compositor's
+    /// Xwayland, as its startup hook wrote it), read as a file of the user's.
+    func recordedXDisplay(in directory: PrivateDirectory) -> Display? {
+        guard let record = type(of: server).leftoverRecord,
+              case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + record, limit: 4096) else { return nil }
+        return type(of: server).leftoverDisplays(recorded: String(decoding: bytes, as: UTF8.self)).first
     }
+
+    /// The display server's output, whichever server it is.
+    static let serverLog = "server.log"
 
     /// The server the job's desktop draws on: the spec's Xvnc, or a Wayland compositor with wayvnc.
     var server: any DisplayServer { spec.displayServer }
@@ -206,7 +211,7 @@ extension DesktopJob {
         let sweep = SessionSweep(sessionID: spec.session, uid: getuid(), me: getpid())
         let started = ContinuousClock.now
         // Where its clients connect: the X display, or the compositor's Wayland socket.
-        let socket: DisplayClientSocket = display.map(DisplayClientSocket.x11) ?? WaylandVNC.clientSocket(uid: getuid(), directory: directory.path)
+        let socket = type(of: server).clientSocket(display: display ?? Display(0), uid: getuid(), directory: directory.path)
         while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil, let xvnc, !xvnc.hasEnded {
             // The server's accepted connections first (one socket table); only once there is
             // one, the session's processes (a walk of /proc) to see whether the desktop holds it.
@@ -224,7 +229,7 @@ extension DesktopJob {
         }
         if let endCause { throw .ended(endCause) }
         if let end = xvnc?.end {
-            throw .failed(JobFailure("\(spec.isWayland ? server.name : "Xvnc") \(end) on \(node) before the desktop reached its display."))
+            throw .failed(JobFailure("\(server.name) \(end) on \(node) before the desktop reached its display."))
         }
         if let end = desktop?.end {
             throw .failed(JobFailure("the desktop's startup script \(end) before it reached its display" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))

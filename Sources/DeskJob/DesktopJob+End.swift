@@ -42,7 +42,7 @@ extension DesktopJob {
         if let xvnc, let display { XLockFile.release(display, ownedBy: xvnc.pid) }
         // Xwayland's, likewise, when its compositor did not live to remove them: only a lock of
         // this user's naming a process that is gone.
-        if let directory, spec.isWayland, let xwayland = xwaylandDisplay(in: directory) { XLockFile.reclaim(xwayland, ownedBy: getuid()) }
+        if let directory, let xwayland = recordedXDisplay(in: directory) { XLockFile.reclaim(xwayland, ownedBy: getuid()) }
         directory?.remove()
     }
 

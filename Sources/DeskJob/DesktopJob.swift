@@ -168,7 +168,7 @@ public final class DesktopJob {
         }
         var environment = DesktopEnvironment(account: account, sessionID: spec.session).client(of: server, displayNeeds)
         // xmessage is an X program: on a Wayland desktop it reaches the screen through Xwayland.
-        if display == nil, let directory, let xwayland = xwaylandDisplay(in: directory) { environment.append("DISPLAY=\(xwayland)") }
+        if display == nil, let directory, let xwayland = recordedXDisplay(in: directory) { environment.append("DISPLAY=\(xwayland)") }
         do {
             // Its own child, reaped like the rest; it ends with the display or its OK button.
             _ = try ChildProcess.spawn(TimeWarning.arguments(program: program, text: text), environment: environment,

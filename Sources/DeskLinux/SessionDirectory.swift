@@ -34,15 +34,17 @@ public struct SessionDirectory: Sendable {
     public var tlsKey: String { path + "/tls-key.pem" }
 
     /// What a session directory holds when it is handed to its user.
+    /// A file the server does not use is not written: a Wayland desktop has neither a VNC
+    /// password nor an X authority of deskd's.
     public struct Contents {
-        public var password: [UInt8]
-        public var xauthority: [UInt8]
+        public var password: [UInt8]?
+        public var xauthority: [UInt8]?
         public var xstartup: String
         /// Copies of the admin's certificate and key, for Xvnc running as the user (so the
         /// originals may stay root-only).
         public var tls: (certificate: [UInt8], key: [UInt8])?
 
-        public init(password: [UInt8], xauthority: [UInt8], xstartup: String, tls: (certificate: [UInt8], key: [UInt8])? = nil) {
+        public init(password: [UInt8]?, xauthority: [UInt8]?, xstartup: String, tls: (certificate: [UInt8], key: [UInt8])? = nil) {
             self.password = password
             self.xauthority = xauthority
             self.xstartup = xstartup
@@ -58,8 +60,12 @@ public struct SessionDirectory: Sendable {
         let dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard dir >= 0 else { throw OSError("open", path: path) }
         defer { close(dir) }
-        try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: contents.password, path: path)
-        try Self.createFile(in: dir, "Xauthority", mode: 0o600, owner: owner, group: group, contents: contents.xauthority, path: path)
+        if let password = contents.password {
+            try Self.createFile(in: dir, "passwd", mode: 0o600, owner: owner, group: group, contents: password, path: path)
+        }
+        if let xauthority = contents.xauthority {
+            try Self.createFile(in: dir, "Xauthority", mode: 0o600, owner: owner, group: group, contents: xauthority, path: path)
+        }
         try Self.createFile(in: dir, "xstartup", mode: 0o700, owner: owner, group: group, contents: Array(contents.xstartup.utf8), path: path)
         if let tls = contents.tls {
             try Self.createFile(in: dir, "tls-cert.pem", mode: 0o600, owner: owner, group: group, contents: tls.certificate, path: path)

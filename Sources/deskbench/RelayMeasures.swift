@@ -18,9 +18,9 @@ extension Bench {
         let version = (try? Run.of("/usr/bin/dpkg-query", ["-W", "-f", "${Version}", "websockify"]).stdout) ?? "?"
         let (session, _) = try deskctlStart(users[0], desktop: desktop)
         defer { _ = try? deskctlKill(session.display) }
-        guard let socketPath = session.rfbSocket, session.password != nil || !session.isXvnc else { throw Options.Usage("the relay's session has no socket") }
+        guard let socketPath = session.rfbSocket, session.password != nil || session.server.viewerAccess == .ownersSocket else { throw Options.Usage("the relay's session has no socket") }
         let password = session.password
-        let server = session.isXvnc ? "Xvnc" : "wayvnc"
+        let server = session.server.viewerProgram
         let websockify = try startWebsockify(target: socketPath)
         defer { stopWebsockify(websockify.pid) }
 
@@ -35,7 +35,7 @@ extension Bench {
         let relayed = { () throws -> RFBBenchClient in try RFBBenchClient(WebSocketStream(port: websockify.port, cookie: nil), password: password) }
         let probe = try direct()
         let frame = probe.width * probe.height * probe.bytesPerPixel
-        report("browser relay\(session.isXvnc ? "" : " (a Wayland desktop, \(session.desktop): the gateway reads the desktop's messages)"): deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
+        report("browser relay\(!session.server.relayReadsServerMessages ? "" : " (a Wayland desktop, \(session.desktop): the gateway reads the desktop's messages)"): deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
                + "\(options.relayUpdates) whole-screen Raw updates (\(frame / 1_000_000) MB each) × \(options.relayRounds) rounds, \(options.relayPings) round trips")
 
         // Throughput and CPU per byte, the relays alternated round by round.

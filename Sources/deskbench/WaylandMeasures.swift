@@ -112,7 +112,7 @@ extension Bench {
         }
         var clients = false
         while !clients, now() < deadline {
-            clients = (XClients.clientEnds(of: sway, socket: WaylandVNC.clientSocket(uid: user.uid, directory: directory))?.count ?? 0) >= 2
+            clients = (XClients.clientEnds(of: sway, socket: WaylandVNC.clientSocket(display: Display(0), uid: user.uid, directory: directory))?.count ?? 0) >= 2
             if !clients { usleep(500) }
         }
         guard clients else { throw Options.Usage("foot by hand never reached sway in 30 s") }

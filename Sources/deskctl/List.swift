@@ -56,7 +56,7 @@ extension Deskctl {
                     return
                 }
                 print(SessionTable.render([session], colour: colourOnStdout))
-                print("\nSession \(session.id): \(session.isXvnc ? "Xvnc" : "wayvnc (Wayland)") pid \(session.pid), \(session.endpointDescription)\(session.desktopPid.map { ", desktop pid \($0)" } ?? "").")
+                print("\nSession \(session.id): \(session.server.viewerProgram) pid \(session.pid), \(session.endpointDescription)\(session.desktopPid.map { ", desktop pid \($0)" } ?? "").")
                 if let connect = response.connect {
                     print("\nConnect: \(TerminalText.escape(connect.sshTunnel))\n         then: \(connect.viewer)")
                 }

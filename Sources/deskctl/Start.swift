@@ -98,13 +98,11 @@ extension Deskctl {
                         print("Started \(session.display) for \(TerminalText.escape(session.user)) on \(TerminalText.escape(job.node ?? "?")) (Slurm job \(job.jobId), \(session.desktop), \(session.geometry)" + (job.timeLimit.map { ", time limit \($0)" } ?? "") + ").")
                     }
                 } else {
-                    let server = session.isXvnc ? "Xvnc" : "wayvnc"
-                    print("Started \(session.display) for \(TerminalText.escape(session.user)) (\(server) pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
+                    print("Started \(session.display) for \(TerminalText.escape(session.user)) (\(session.server.viewerProgram) pid \(session.pid), \(session.endpointDescription), \(session.desktop), \(session.geometry)).")
                 }
-                if session.isXvnc {
-                    print("Password: \(session.password ?? "(not shown)")")
-                } else {
-                    print("Password: none; a Wayland desktop's socket is its owner's alone, and its VNC server asks none.")
+                switch session.server.viewerAccess {
+                case .password: print("Password: \(session.password ?? "(not shown)")")
+                case .ownersSocket: print("Password: none; this desktop's socket is its owner's alone, and its VNC server asks none.")
                 }
                 if let connect = response.connect {
                     print("Connect:  \(TerminalText.escape(connect.sshTunnel))")

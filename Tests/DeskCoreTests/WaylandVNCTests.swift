@@ -86,7 +86,7 @@ import Testing
         let server = WaylandVNC(compositor: .sway)
         #expect(server.sessionType == "wayland")
         #expect(server.clientEnvironment(Self.needs) == ["XDG_RUNTIME_DIR": "/run/deskd/by-id/s1"])
-        #expect(WaylandVNC.clientSocket(uid: 1001, directory: Self.needs.directory)
+        #expect(WaylandVNC.clientSocket(display: Display(4), uid: 1001, directory: Self.needs.directory)
                 == .inOwnersDirectories(prefixes: ["/run/user/1001/wayland-", "/run/deskd/by-id/s1/wayland-"]))
         #expect(server.desktopCommand(xstartup: "/x/xstartup").suffix(2) == ["deskd-desktop", "/x/xstartup"])
         #expect(WaylandVNC.xDisplay(recordedIn: "WAYLAND_DISPLAY=wayland-1\nDISPLAY=\n") == nil)

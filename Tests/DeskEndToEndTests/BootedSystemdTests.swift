@@ -33,7 +33,10 @@ import VNCViewer
     /// Where labwc is packaged (Debian 13), the image also holds the Wayland desktop's programs,
     /// as a host that installs labwc's template's line has them.
     /// And Xfce 4.20, whose Wayland session runs in labwc (the xfce-wayland template's line).
-    static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr", "xfce4", "librsvg2-common"]]
+    /// And sway (Debian's configuration, without sway's recommended wallpapers), and PipeWire,
+    /// which a Wayland desktop's programs must find at the login's runtime directory (issue 49).
+    static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr", "xfce4", "librsvg2-common",
+                                                 "sway", "pipewire", "pipewire-bin"]]
     static let resize = TestEnvironment.repository.appendingPathComponent("Tests/rfb/set_desktop_size.py").path
     static let thread = DedicatedThreadExecutor()
     static let secondThread = DedicatedThreadExecutor()
@@ -331,6 +334,89 @@ import VNCViewer
         #expect(resized.status == 0 && resized.stdout.contains("\"after\": [1024, 768]"), "\(suite): the resize: \(resized.stdout)\(resized.stderr)")
         try kill(session, in: box, suite: suite, leaving: ["labwc", "wayvnc", "waybar", "foot", "Xwayland"])
         try xfceOnWayland(in: box, suite: suite)
+        try waylandLogins(in: box, suite: suite)
+    }
+
+    /// Issue 49: a Wayland desktop is a login like the others. From inside a labwc desktop, its
+    /// script and a program labwc itself starts (the user's autostart) run with the login's
+    /// /run/user/UID, where the user bus, `systemctl --user` and PipeWire answer; and sway and
+    /// labwc opened from the portal in Chromium show no error bar (no swaynag runs; the
+    /// screenshots are kept to look at).
+    private func waylandLogins(in box: BootedDebian, suite: String) throws {
+        let uid = try box.exec(["id", "-u", Self.user]).stdout.trimming()
+        let home = try box.exec(["runuser", "-u", Self.user, "--", "/bin/sh", "-c", "printf %s \"$HOME\""]).stdout
+        let probe = """
+            #!/bin/sh
+            # What a program of the desktop sees: its environment, and whether the login's services answer.
+            { env
+              for command in "busctl --user --no-pager status" "systemctl --user --no-pager status" "pw-cli info 0"; do
+                if command -v "${command%% *}" >/dev/null; then timeout 10 $command >/dev/null 2>&1; echo "RESULT $command=exit $?"
+                else echo "RESULT $command=not installed"; fi
+              done
+            } > "$1.new" && mv "$1.new" "$1"
+            """
+        let template = """
+            #!/bin/sh
+            # deskd xstartup: probe, a labwc desktop that asks the login's services from inside (BootedSystemdTests).
+            # compositor: labwc
+            # needs: labwc wayvnc foot
+            /usr/local/bin/deskd-probe "$HOME/inside-script.txt"
+            exec foot
+            """
+        let setup = try box.exec(["/bin/sh", "-c", """
+            printf '%s\\n' "$1" > /usr/local/bin/deskd-probe && chmod 755 /usr/local/bin/deskd-probe
+            mkdir -p /etc/deskd/templates && printf '%s\\n' "$2" > /etc/deskd/templates/probe.xstartup
+            runuser -u "$3" -- sh -c 'mkdir -p "$HOME/.config/labwc" && echo "/usr/local/bin/deskd-probe \\"\\$HOME/inside-compositor.txt\\"" > "$HOME/.config/labwc/autostart"'
+            """, "setup", probe, template, Self.user])
+        try #require(setup.status == 0, "\(suite): the probe desktop's files: \(setup.stderr)")
+        let started = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "start", "--desktop", "probe", "--json"])
+        try #require(started.status == 0, "\(suite): deskctl start --desktop probe: \(started.stderr)")
+        let session = try started.decode(Session.self)
+        for place in ["script", "compositor"] {
+            var text = ""
+            _ = eventually(30) { text = (try? box.exec(["cat", "\(home)/inside-\(place).txt"]).stdout) ?? ""; return text.contains("RESULT pw-cli") }
+            let seen = Dictionary(text.split(separator: "\n").compactMap { line -> (String, String)? in
+                let entry = line.hasPrefix("RESULT ") ? line.dropFirst(7) : line
+                return entry.firstIndex(of: "=").map { (String(entry[..<$0]), String(entry[entry.index(after: $0)...])) }
+            }) { $1 }
+            let results = seen.filter { $0.key.contains(" ") }.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            print("BootedSystemdTests: \(suite): from inside the Wayland desktop (\(place)): XDG_RUNTIME_DIR=\(seen["XDG_RUNTIME_DIR"] ?? "") WAYLAND_DISPLAY=\(seen["WAYLAND_DISPLAY"] ?? "") DBUS_SESSION_BUS_ADDRESS=\(seen["DBUS_SESSION_BUS_ADDRESS"] ?? "") LANG=\(seen["LANG"] ?? ""); \(results.joined(separator: "; "))")
+            #expect(seen["XDG_RUNTIME_DIR"] == "/run/user/\(uid)", "\(suite) \(place): \(text)")
+            #expect(seen["LANG"]?.hasSuffix("UTF-8") == true, "\(suite) \(place): LANG \(seen["LANG"] ?? "unset")")
+            for command in ["busctl --user --no-pager status", "systemctl --user --no-pager status", "pw-cli info 0"] {
+                #expect(seen[command] == "exit 0", "\(suite) \(place): \(command): \(seen[command] ?? "not run")")
+            }
+            if place == "script" {
+                #expect(seen["WAYLAND_DISPLAY"]?.hasPrefix("/run/user/\(uid)/wayland-") == true, "\(suite): WAYLAND_DISPLAY \(seen["WAYLAND_DISPLAY"] ?? "unset")")
+            }
+        }
+        try kill(session, in: box, suite: suite, leaving: ["labwc", "wayvnc", "foot", "Xwayland"])
+        _ = try box.exec(["rm", "-f", "/etc/deskd/templates/probe.xstartup", "\(home)/.config/labwc/autostart", "\(home)/inside-script.txt", "\(home)/inside-compositor.txt"])
+
+        // sway and labwc from the portal, in Chromium on the container's network.
+        guard BrowserHarness.isReady else {
+            print("BootedSystemdTests: \(suite): the portal in Chromium skipped: \(BrowserHarness.skipReason)")
+            return
+        }
+        let password = "Wayland-\(UInt64.random(in: 1...UInt64.max))"
+        #expect(try box.exec(["/bin/sh", "-c", "printf '%s:%s\\n' \"$1\" \"$2\" | chpasswd", "sh", Self.user, password], timeout: 30).status == 0)
+        let namespace = "deskd-booted-\(suite)"
+        _ = try? CommandResult.run("/usr/sbin/ip", ["netns", "delete", namespace])
+        try #require(try CommandResult.run("/usr/sbin/ip", ["netns", "attach", namespace, String(box.pid1)]).status == 0)
+        defer { _ = try? CommandResult.run("/usr/sbin/ip", ["netns", "delete", namespace]) }
+        for desktop in ["sway", "labwc"] {
+            let screenshot = "/tmp/deskd-booted-\(suite)-\(desktop).png"
+            let walk = try CommandResult.run("/usr/sbin/ip", ["netns", "exec", namespace, "/usr/bin/python3", EndToEnd.PortalTests.browser, "open", "--url", "http://127.0.0.1:8080",
+                                                              "--user", Self.user, "--password", password, "--desktop", desktop, "--type", "echo typed", "--screenshot", screenshot])
+            print("BootedSystemdTests: \(suite): \(desktop) from the portal in Chromium (screenshot \(screenshot)): \(walk.stdout.trimming())")
+            let result = try EndToEnd.PortalTests.json(walk.stdout)
+            #expect(result["error"] is NSNull, "\(suite): the portal's walk with \(desktop) stopped: \(result["error"] ?? "")\n\(walk.stderr)")
+            #expect(((result["desktop"] as? [String: Any])?["colours"] as? Int ?? 0) > 2, "\(suite): noVNC showed \(result["desktop"] ?? "nothing")")
+            let running = try box.exec(["ps", "-o", "comm=", "-u", Self.user]).stdout
+            #expect(!running.contains("swaynag"), "\(suite): \(desktop) shows an error bar (swaynag runs)")
+            let listed = try box.exec(["runuser", "-u", Self.user, "--", "deskctl", "list", "--json"]).decode(SessionList.self).sessions
+            for session in listed { try kill(session, in: box, suite: suite, leaving: [desktop, "wayvnc", "foot", "waybar", "swaybar", "Xwayland"]) }
+        }
     }
 
     /// `deskctl kill` of a Wayland desktop, as its user, and none of `programs` left running

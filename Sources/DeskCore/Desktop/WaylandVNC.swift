@@ -38,6 +38,15 @@ public struct WaylandVNC: DisplayServer {
         public var executable: String { "/usr/bin/" + rawValue }
     }
 
+    public static let kind = DisplayServerKind.wayland
+    public static let viewerAccess = ViewerAccess.ownersSocket
+    public static let viewerProgram = "wayvnc"
+    public static let runsUsersXstartup = false
+    public static let ownsXDisplay = false
+    /// wayvnc keeps nothing from a viewer on its socket (no view-only password), and some of its
+    /// Tight rectangles are misread by browsers: the gateway reads what it sends.
+    public static let relayReadsServerMessages = true
+
     public var sessionType: String { "wayland" }
 
     /// What the compositor's startup hook writes in the private directory, for the desktop's own
@@ -162,7 +171,7 @@ public struct WaylandVNC: DisplayServer {
     /// where the login has none. Both are the owner's alone (0700), so any connection to one of
     /// them is the owner's; which of the owner's desktops it belongs to, the session's processes
     /// say (XClients looks among them only).
-    public static func clientSocket(uid: UInt32, directory: String) -> DisplayClientSocket {
+    public static func clientSocket(display: Display, uid: UInt32, directory: String) -> DisplayClientSocket {
         .inOwnersDirectories(prefixes: [loginRuntimeDirectory(uid: uid) + "/wayland-", directory + "/wayland-"])
     }
 
@@ -170,14 +179,19 @@ public struct WaylandVNC: DisplayServer {
     /// than 4 pixels (width and height both 1 to 3 past a multiple of 64) it writes a rectangle
     /// two readers measure apart (the browser gateway refuses it: ServerMessageFilter), so a
     /// Wayland desktop of that size is refused at its start, with the nearest size that works.
-    public static func checkTiles(_ geometry: Geometry) throws(DeskError) {
+    public static func check(_ geometry: Geometry) throws(DeskError) {
         let across = geometry.width % 64, down = geometry.height % 64
         guard across > 0, down > 0, across * down < 4 else { return }
         throw DeskError(.invalidGeometry, "a Wayland desktop cannot be \(geometry): wayvnc sends the last of its 64×64 tiles, \(across)×\(down) pixels, in a form browsers misread; use \(Geometry(width: geometry.width - across + 4, height: geometry.height)) or \(Geometry(width: geometry.width - across, height: geometry.height)).")
     }
 
-    /// The Wayland display is not a number the launcher claims: nothing of its log means that.
-    public func displayWasTaken(log: [String]) -> Bool { false }
+    /// Xwayland's lock, when the compositor did not live to remove it: its display is the
+    /// compositor's choice, which its startup hook recorded.
+    public static var leftoverRecord: String? { environmentFile }
+
+    public static func leftoverDisplays(recorded text: String) -> [Display] {
+        xDisplay(recordedIn: text).flatMap { xwaylandDisplays.contains($0.number) ? [$0] : nil } ?? []
+    }
 
     public var name: String { "\(compositor.rawValue) with wayvnc" }
 }

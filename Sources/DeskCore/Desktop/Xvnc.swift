@@ -8,8 +8,24 @@ public struct Xvnc: DisplayServer {
         self.executable = executable
     }
 
+    public static let kind = DisplayServerKind.xvnc
+    public static let viewerAccess = ViewerAccess.password
+    public static let viewerProgram = "Xvnc"
+    public static let runsUsersXstartup = true
+    public static let ownsXDisplay = true
+    /// Xvnc keeps a view-only viewer's input itself, and its encodings are ones browsers read.
+    public static let relayReadsServerMessages = false
+
+    /// X display N: its socket, and only connections Xvnc itself accepted there.
+    public static func clientSocket(display: Display, uid: UInt32, directory: String) -> DisplayClientSocket { .x11(display) }
+
     public var name: String { "Xtigervnc" }
     public var sessionType: String { "x11" }
+
+    public func checkInstalled(isExecutable: (String) -> Bool) throws(DeskError) {
+        guard !isExecutable(executable) else { return }
+        throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(executable); install it with: apt-get install tigervnc-standalone-server.")
+    }
 
     public func desktopCommand(xstartup: String) -> [String] { ["/bin/sh", xstartup] }
 

@@ -56,13 +56,18 @@ public struct JobSpec: Codable, Sendable, Equatable {
         self.compositor = compositor?.rawValue
     }
 
+    /// The spec of a job whose desktop draws on `server` (its kind is all the spec carries of it:
+    /// the job makes its own from the spec, `displayServer`).
+    public init(session: String, key: String, password: String, viewOnlyPassword: String? = nil, report: String, xvnc: String, xvncOptions: [String], xstartup: String,
+                desktop: String, geometry: String, depth: Int, warnSeconds: Int, server: any DisplayServer) {
+        self.init(session: session, key: key, password: password, viewOnlyPassword: viewOnlyPassword, report: report, xvnc: xvnc, xvncOptions: xvncOptions,
+                  xstartup: xstartup, desktop: desktop, geometry: geometry, depth: depth, warnSeconds: warnSeconds, compositor: (server as? WaylandVNC)?.compositor)
+    }
+
     /// The display server the job starts: the compositor's with wayvnc, else the spec's Xvnc.
     public var displayServer: any DisplayServer {
         compositor.flatMap(WaylandVNC.Compositor.init(rawValue:)).map { WaylandVNC(compositor: $0) } ?? Xvnc(executable: xvnc)
     }
-
-    /// Whether the desktop is a Wayland one (wayvnc on the job's socket, asking no password).
-    public var isWayland: Bool { compositor != nil }
 
     /// One line of JSON (no newline inside: JSON escapes them), for the job's here-document.
     public func encoded() -> String {

@@ -38,8 +38,8 @@ struct ClusterBringUp: Sendable {
                 if case .killed? = cause { throw ManagedSession.killedWhileStarting(display) }
                 throw DeskError(.desktopExited, "the desktop's Slurm job \(reply.slurm?.jobId ?? "") ended before its desktop was ready: \((cause?.reason ?? reply.slurm?.state ?? "ended").trimming(where: { $0 == "." })); see deskctl history.")
             }
-            // A Wayland desktop's wayvnc asks no password on the job's socket: there is none to show.
-            reply.password = reply.isXvnc ? await session.record.cluster?.password : nil
+            // A server on the job's owner-only socket (wayvnc) asks no password: there is none to show.
+            reply.password = reply.server.viewerAccess == .password ? await session.record.cluster?.password : nil
             return reply
         }
     }
@@ -60,7 +60,7 @@ struct ClusterBringUp: Sendable {
             desktop: plan.template.name, geometry: plan.geometry, depth: plan.depth
         )
         session.rfbSocket = nil
-        if plan.template.compositor != nil { session.displayServer = .wayland }
+        session.displayServer = type(of: plan.server).kind
         var record = SessionRecord(session: session)
         record.cluster = ClusterRecord(key: HopAuthenticator.newKey(), password: SessionPassword.generate(),
                                        viewOnlyPassword: SessionPassword.generate())
@@ -86,7 +86,7 @@ struct ClusterBringUp: Sendable {
             report: "\(listen.host):\(listen.port)", xvnc: configuration.xvncPath,
             xvncOptions: Xvnc.policyArguments(configuration.displayServerPolicy),
             xstartup: xstartup, desktop: plan.template.name, geometry: plan.geometry.description, depth: plan.depth,
-            warnSeconds: settings.warnBeforeSeconds, compositor: plan.template.compositor
+            warnSeconds: settings.warnBeforeSeconds, server: plan.server
         )
         let submission = SlurmSubmission(options: options, warnSeconds: settings.warnBeforeSeconds, directory: account.home,
                                          jobProgram: settings.jobProgram, spec: spec)

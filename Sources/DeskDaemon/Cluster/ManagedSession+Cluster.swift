@@ -203,8 +203,9 @@ extension ManagedSession {
     func clusterDesktopLogin(viewOnly: Bool) -> DesktopLogin? {
         guard isRunning, let cluster = record.cluster, let address = cluster.address, let port = cluster.port,
               let key = cluster.keyBytes else { return nil }
-        let password = record.session.isXvnc ? (viewOnly ? cluster.viewOnlyPassword : cluster.password) : nil
-        return DesktopLogin(endpoint: .tcp(port: port), address: address, xvnc: 0, password: password, hop: .init(session: id, key: key))
+        let password = record.session.server.viewerAccess == .password ? (viewOnly ? cluster.viewOnlyPassword : cluster.password) : nil
+        return DesktopLogin(endpoint: .tcp(port: port), address: address, xvnc: 0, password: password, hop: .init(session: id, key: key),
+                            readsServerMessages: record.session.server.relayReadsServerMessages)
     }
 
     /// `deskctl probe` of a cluster desktop: through its job's relay, the hop first, then a real

@@ -17,4 +17,7 @@ struct LaunchPlan: Sendable {
     var slurm: SlurmOptions?
     /// The configuration as it was at admission: a reload during the start changes nothing of it.
     var configuration: DaemonConfiguration
+
+    /// What the desktop draws on: Xvnc, or the compositor with wayvnc its template names.
+    var server: any DisplayServer { configuration.displayServer(for: template) }
 }

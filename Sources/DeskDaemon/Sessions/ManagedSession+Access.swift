@@ -91,10 +91,10 @@ extension ManagedSession {
         if isCluster { return clusterDesktopLogin(viewOnly: viewOnly) }
         let exposure = environment.configuration.value.vncExposure
         guard isRunning else { return nil }
-        if !record.session.isXvnc {
-            // wayvnc on the session's owner-only socket asks no password, and has no view-only
+        if record.session.server.viewerAccess == .ownersSocket {
+            // A server on the session's owner-only socket asks no password, and has no view-only
             // one: the gateway itself keeps a view-only browser's input and the clipboard out.
-            return DesktopLogin(endpoint: endpoint, xvnc: record.session.pid, password: nil)
+            return DesktopLogin(endpoint: endpoint, xvnc: record.session.pid, password: nil, readsServerMessages: record.session.server.relayReadsServerMessages)
         }
         guard exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
@@ -114,7 +114,8 @@ extension ManagedSession {
             logger.warning("the gateway cannot read or write the session's password file", metadata: record.session.logMetadata)
             return nil
         }
-        return DesktopLogin(endpoint: endpoint, address: exposure.reachableAddress, xvnc: record.session.pid, password: password)
+        return DesktopLogin(endpoint: endpoint, address: exposure.reachableAddress, xvnc: record.session.pid, password: password,
+                            readsServerMessages: record.session.server.relayReadsServerMessages)
     }
 
     // MARK: Passwords
@@ -124,8 +125,8 @@ extension ManagedSession {
     /// connected viewers stay connected.
     func rotatePassword(viewOnly: Bool) async throws(DeskError) -> Session {
         try checkRunning()
-        guard record.session.isXvnc else {
-            throw DeskError(.badRequest, "the desktop on \(display) is a Wayland desktop: its VNC server (wayvnc) asks no password on its socket, which only its owner and root can reach, so there is none to change; deskctl kill \(display) ends every viewer's access.")
+        guard record.session.server.viewerAccess == .password else {
+            throw DeskError(.badRequest, "the desktop on \(display) is a Wayland desktop: its VNC server (\(record.session.server.viewerProgram)) asks no password on its socket, which only its owner and root can reach, so there is none to change; deskctl kill \(display) ends every viewer's access.")
         }
         if isCluster {
             // The password file is on the compute node, the job's; deskd does not send passwords

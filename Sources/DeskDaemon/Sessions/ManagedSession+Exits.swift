@@ -94,7 +94,7 @@ extension ManagedSession {
 
     /// Where the desktop's programs connect to its display server.
     var clientSocket: DisplayClientSocket {
-        record.session.isXvnc ? .x11(display) : WaylandVNC.clientSocket(uid: record.session.uid, directory: directory.path)
+        record.session.server.clientSocket(display: display, uid: record.session.uid, directory: directory.path)
     }
 
     /// The session's processes that hold its display now (see XClients); nil if unknown.

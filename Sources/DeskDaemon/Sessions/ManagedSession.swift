@@ -139,7 +139,7 @@ actor ManagedSession {
             for waiter in startWaiters { waiter.resume() }
             startWaiters = []
         }
-        let password: String
+        let password: String?
         do {
             password = try await bringUp.run(on: self, timings: timings)
         } catch {
@@ -153,8 +153,7 @@ actor ManagedSession {
             throw .failed(killedWhileStarting, step: "killed")
         }
         var reply = session
-        // A Wayland desktop's wayvnc asks for none: its socket is the owner's alone.
-        reply.password = session.isXvnc ? password : nil
+        reply.password = password
         // A desktop whose exit does not end the session cannot fail its start: it starts the
         // moment this reply is on its way, since the X server already answers.
         if !bringUp.plan.configuration.desktopExitEndsSession {

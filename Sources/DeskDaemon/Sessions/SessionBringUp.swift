@@ -17,7 +17,7 @@ struct SessionBringUp: Sendable {
     private var host: any HostSystem { environment.host }
     private var configuration: DaemonConfiguration { plan.configuration }
     /// Xvnc, or the compositor with wayvnc that the desktop's template names.
-    private var server: any DisplayServer { configuration.displayServer(for: plan.template) }
+    private var server: any DisplayServer { plan.server }
 
     /// How a start on one display went wrong.
     enum Failure: Error {
@@ -113,7 +113,7 @@ struct SessionBringUp: Sendable {
             pid: 0, pidStartTicks: 0, executable: configuration.xvncPath, state: .starting, startedAt: Date(),
             desktop: plan.template.name, geometry: plan.geometry, depth: plan.depth
         )
-        if plan.template.compositor != nil { session.displayServer = .wayland }
+        session.displayServer = type(of: server).kind
         return SessionRecord(session: session)
     }
 
@@ -127,10 +127,11 @@ struct SessionBringUp: Sendable {
 
     // MARK: On the display
 
-    /// The steps on a claimed display, on the session's actor; returns the session's password.
+    /// The steps on a claimed display, on the session's actor; returns the session's password
+    /// (nil for a server whose viewers need none).
     /// One deadline covers them all (sessions.start_timeout): deskd-session's answer, Xvnc's
     /// handshake and the desktop's first X connection come within it, or the start fails.
-    func run(on session: isolated ManagedSession, timings: StartTimings) async throws(Failure) -> String {
+    func run(on session: isolated ManagedSession, timings: StartTimings) async throws(Failure) -> String? {
         var timings = timings
         let account = plan.account, display = session.display, id = session.id
         let deadline = ContinuousClock.now + configuration.startTimeout
@@ -140,20 +141,23 @@ struct SessionBringUp: Sendable {
             xstartup = XstartupTemplate.sessionScript(try plan.template.render([
                 "user": account.name, "home": account.home, "display": display.description,
                 "geometry": plan.geometry.description, "desktop": plan.template.name, "session_dir": directory.path,
-            ]), preferringUserXstartup: plan.userXstartup && plan.template.compositor == nil)
+            ]), preferringUserXstartup: plan.userXstartup)
         } catch { throw .failed(error, step: "template failed") }
         guard let helperPath = host.sessionHelperPath else {
             throw .failed(DeskError(.internalError, "deskd-session is not installed beside deskd; reinstall deskd (make install or the package)."), step: "no deskd-session")
         }
-        let password = SessionPassword.generate()
+        // Only what the server uses: a VNC password where viewers log in with one, an X cookie
+        // for an X server.
+        let kind = type(of: server)
+        let password = kind.viewerAccess == .password ? SessionPassword.generate() : nil
         let tls = try tlsMaterial()
         let host = self.host, archive = environment.archive
 
         session.footprint.insert(.directory)
         do {
             try host.createSessionDirectory(directory, owner: account.uid, group: account.gid, contents: .init(
-                password: VNCPasswordFile.encode(password: password),
-                xauthority: XAuthority.generate().fileContents(for: display),
+                password: password.map { VNCPasswordFile.encode(password: $0) },
+                xauthority: kind.ownsXDisplay ? XAuthority.generate().fileContents(for: display) : nil,
                 xstartup: xstartup, tls: tls
             ))
         } catch {

@@ -60,13 +60,15 @@ extension ManagedSession {
         let directory = self.directory, display = self.display, ownsDirectory = footprint.contains(.directory)
         await onDedicatedThread {
             if session.pid > 0 { host.releaseLock(display, ownedBy: session.pid) }
-            // A Wayland desktop's compositor chose Xwayland's display itself, and when its
-            // processes end together (SIGTERM to all) it may not live to remove its lock and
-            // socket. The number is from a file of the owner's: only a lock the owner wrote, on
-            // a display wlroots would choose, and whose process is gone, is removed.
-            if !session.isXvnc, ownsDirectory, case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + WaylandVNC.environmentFile, limit: 4096),
-               let xwayland = WaylandVNC.xDisplay(recordedIn: String(decoding: bytes, as: UTF8.self)), xwayland.number <= WaylandVNC.xwaylandDisplays.upperBound {
-                host.reclaimStaleLock(xwayland, ownedBy: session.uid)
+            // What the server may leave behind (a Wayland compositor's Xwayland, whose display it
+            // chose itself, may not live to remove its lock when its processes end together).
+            // The numbers are from a file of the owner's: only a lock the owner wrote, on a
+            // display the server says it could have chosen, and whose process is gone, is removed.
+            if ownsDirectory, let record = session.server.leftoverRecord,
+               case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + record, limit: 4096) {
+                for display in session.server.leftoverDisplays(recorded: String(decoding: bytes, as: UTF8.self)) {
+                    host.reclaimStaleLock(display, ownedBy: session.uid)
+                }
             }
             if ownsDirectory { host.removeSessionDirectory(directory) }
         }

@@ -23,7 +23,7 @@ struct StartAdmission {
         let library = TemplateLibrary(directories: configuration.templateDirectories)
         var template = try library.template(named: desktopName)
         // A user's xstartup is an X session's script: a Wayland desktop runs its template's.
-        let userXstartup = configuration.honourUserXstartup && request.desktop == nil && template.compositor == nil
+        let userXstartup = configuration.honourUserXstartup && request.desktop == nil && type(of: configuration.displayServer(for: template)).runsUsersXstartup
         // The catalog of every desktop, read once, for a template that picks among others.
         var catalog: [DesktopInfo]?
         if !userXstartup { (template, catalog) = try waylandFallback(for: template, library: library) }
@@ -32,8 +32,9 @@ struct StartAdmission {
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
         if !userXstartup { try checkInstalled(template, library: library, catalog: catalog) }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
+        let server = configuration.displayServer(for: template)
         try limits.checkGeometry(geometry)
-        if template.compositor != nil { try WaylandVNC.checkTiles(geometry) }
+        try type(of: server).check(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         if let requested = request.display, !configuration.displayRange.contains(requested.number) {
             let range = configuration.displayRange
@@ -43,9 +44,7 @@ struct StartAdmission {
         let groups = limits.allowedGroups.filter { name in facts.groupID(name).map { account.gid == $0 || account.groups.contains($0) } ?? false }
         try limits.checkAccount(.init(name: account.name, groups: groups))
         try checkMemory()
-        guard template.compositor != nil || facts.isExecutable(configuration.xvncPath) else {
-            throw DeskError(.xvncMissing, "Xtigervnc is not installed at \(configuration.xvncPath); install it with: apt-get install tigervnc-standalone-server.")
-        }
+        try server.checkInstalled(isExecutable: facts.isExecutable)
         try limits.checkCapacity(user: account.name, userSessions: registry.sessions(of: account.uid), hostSessions: registry.count)
         return LaunchPlan(account: account, template: template, geometry: geometry, depth: depth, display: request.display,
                           userXstartup: userXstartup, configuration: configuration)
@@ -65,7 +64,7 @@ struct StartAdmission {
         let template = try TemplateLibrary(directories: configuration.templateDirectories).template(named: desktopName)
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
         try limits.checkGeometry(geometry)
-        if template.compositor != nil { try WaylandVNC.checkTiles(geometry) }
+        try type(of: configuration.displayServer(for: template)).check(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
         if let requested = request.display {
             throw DeskError(.badRequest, "--display picks a display on this host; a cluster desktop gets its own on its node. Leave out --display (deskctl names the new desktop :N for kill and url), or leave out --slurm for \(requested) here.")
@@ -96,17 +95,18 @@ struct StartAdmission {
         let catalog = readCatalog(library)
         guard let starts = catalog.first(where: { $0.name == template.name })?.starts else { return (template, catalog) }
         let picked = try library.template(named: starts)
-        return (picked.compositor == nil ? template : picked, catalog)
+        // auto runs the picks of its own server itself; one of another is started by its own template.
+        return (picked.displayServerKind == template.displayServerKind ? template : picked, catalog)
     }
 
     private func readCatalog(_ library: TemplateLibrary) -> [DesktopInfo] {
         library.catalog(defaultDesktop: configuration.defaultDesktop, path: configuration.sessionPath, isExecutable: facts.isExecutable, isFile: facts.isFile)
     }
 
-    /// A Wayland desktop's VNC server (wayvnc) is served only on the session's owner-only socket,
-    /// where its security type None is safe: never on TCP, where it would let anyone in.
+    /// A server whose viewers get in by the owner's socket alone (wayvnc's security type None)
+    /// is served only there: never on TCP, where it would let anyone in.
     private func checkServes(_ template: XstartupTemplate) throws(DeskError) {
-        guard template.compositor != nil, configuration.vncExposure.usesTCP else { return }
+        guard type(of: configuration.displayServer(for: template)).viewerAccess == .ownersSocket, configuration.vncExposure.usesTCP else { return }
         throw DeskError(.invalidDesktop, "the desktop '\(template.name)' is a Wayland desktop, which deskd serves only on the owner's socket, and this deskd serves desktops on TCP (network.listen); start an X desktop (deskctl desktops lists them), or ask an admin to set network.listen = \"unix\".")
     }
 

@@ -48,9 +48,10 @@ struct TemplateLibrary: Sendable {
             // Never one that cannot start here (a desktop that runs only on Wayland).
             let starts = template.picks.first { pick in infos.contains { $0.name == pick && $0.canStart && $0.starts == nil } }
             infos[index].starts = starts
-            // It is installed when one of its picks is; else it names what its last X desktop
-            // lacks (the Wayland ones after it are a last resort, not what to install for it).
-            let lastX = template.picks.last { pick in templates.contains { $0.name == pick && $0.compositor == nil } } ?? template.picks.last
+            // It is installed when one of its picks is; else it names what its last desktop of
+            // its own server lacks (the Wayland ones after auto's X desktops are a last resort,
+            // not what to install for it).
+            let lastX = template.picks.last { pick in templates.contains { $0.name == pick && $0.displayServerKind == template.displayServerKind } } ?? template.picks.last
             if starts == nil, let last = lastX.flatMap({ pick in infos.first { $0.name == pick } }) {
                 infos[index].installed = false
                 infos[index].missing = last.missing

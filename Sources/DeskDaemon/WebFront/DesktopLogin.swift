@@ -21,6 +21,9 @@ public struct DesktopLogin: Sendable {
     /// A cluster desktop: `endpoint` is its job's relay on a compute node, which must be shown
     /// the session's key (the hop handshake) before it relays a byte; there is no local Xvnc pid.
     public var hop: Hop?
+    /// The server keeps nothing from a viewer itself (wayvnc): the gateway reads what it sends
+    /// (`DisplayServer.relayReadsServerMessages`).
+    public var readsServerMessages: Bool
 
     public struct Hop: Sendable, Equatable {
         public var session: String
@@ -32,12 +35,14 @@ public struct DesktopLogin: Sendable {
         }
     }
 
-    public init(endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String?, hop: Hop? = nil) {
+    public init(endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String?, hop: Hop? = nil,
+                readsServerMessages: Bool = false) {
         self.endpoint = endpoint
         self.address = address
         self.xvnc = xvnc
         self.password = password
         self.hop = hop
+        self.readsServerMessages = readsServerMessages
     }
 
     /// Connects (checking the peer is the session's Xvnc, or passing the hop), logs in with the

@@ -129,9 +129,8 @@ struct FrontRequests: Sendable {
         guard let relay = environment.browsers.grant(grant, epoch: epoch, login: login, front: front) else {
             return nil   // the front has gone meanwhile
         }
-        // A desktop logged in to without a password (wayvnc) keeps nothing from a viewer itself:
-        // the gateway reads its messages.
-        return GatewayGrant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, relay: relay, measuredDesktop: login.password == nil)
+        // A server that keeps nothing from a viewer itself (wayvnc): the gateway reads its messages.
+        return GatewayGrant(sessionID: grant.sessionID, viewOnly: grant.viewOnly, relay: relay, measuredDesktop: login.readsServerMessages)
     }
 
     /// Only for a relay this front was granted, once, while it is open: a revoke or the
