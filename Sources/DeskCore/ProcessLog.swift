@@ -1,7 +1,18 @@
-/// One process of a session (Xvnc or the desktop): the end of its output and how it ended.
+/// One process of a session (its display server or the desktop): the end of its output and how
+/// it ended.
 public struct ProcessLog: Codable, Sendable, Equatable {
     public enum Role: String, Codable, Sendable, CaseIterable {
-        case xvnc, desktop
+        /// Xvnc, or a compositor with wayvnc (`xvnc` before there was another, still read).
+        case server
+        case desktop
+
+        public init(from decoder: any Decoder) throws {
+            let word = try decoder.singleValueContainer().decode(String.self)
+            guard let role = word == "xvnc" ? .server : Role(rawValue: word) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(word)' is no process role"))
+            }
+            self = role
+        }
     }
 
     public var role: Role

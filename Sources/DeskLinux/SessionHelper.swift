@@ -26,20 +26,21 @@ public final class SessionHelper: Sendable {
 
         /// The environment is sorted by name, so the same spec is always the same bytes.
         public init(account: UserAccount, display: Display, sessionID: String, logDirectory: String, logLimit: Int, journal: Bool,
-                    cgroup: SessionCGroup?, xvnc: [String], xvncUmask: mode_t, desktop: [String], sessionType: String = "x11",
+                    cgroup: SessionCGroup?, server: [String], serverUmask: mode_t, desktop: [String], sessionType: String = "x11",
                     xSocketDirectory: String? = nil, environment: [String: String]) {
             self.account = account
             self.display = display
             message = SessionSpec(
                 user: account.name, uid: account.uid, gid: account.gid, home: account.home, display: display.description, sessionID: sessionID,
-                logDirectory: logDirectory, logLimit: logLimit, journal: journal, cgroup: cgroup?.path, xvnc: xvnc,
-                xvncUmask: xvncUmask, desktop: desktop, sessionType: sessionType, xSocketDirectory: xSocketDirectory, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                logDirectory: logDirectory, logLimit: logLimit, journal: journal, cgroup: cgroup?.path, server: server,
+                serverUmask: serverUmask, desktop: desktop, sessionType: sessionType, xSocketDirectory: xSocketDirectory, environment: environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
         }
     }
 
     /// What the helper said about the start.
     public enum Start: Sendable, Equatable {
-        case xvnc(pid_t)
+        /// The display server's pid.
+        case server(pid_t)
         /// The account stack refused the login: PAM's status and a sentence for the caller.
         case refused(PAMRefusal)
         case failed(String)
@@ -111,7 +112,7 @@ public final class SessionHelper: Sendable {
     public func awaitStart(until deadline: ContinuousClock.Instant) -> Start {
         while let line = readLine(until: deadline) {
             switch SessionReply(line: line) {
-            case .xvnc(let pid): return .xvnc(pid)
+            case .server(let pid): return .server(pid)
             case .refused(let refusal): return .refused(refusal)
             case .failed(let sentence): return .failed(sentence)
             case .taken(let sentence): return .taken(sentence)
@@ -130,9 +131,9 @@ public final class SessionHelper: Sendable {
             switch SessionReply(line: line) {
             case .desktop(let pid): return .success(pid)
             case .failed(let sentence): return .failure(OSError(sentence, path: "deskd-session", errno: EIO))
-            // Xvnc ended first: deskd-session starts no desktop then, and says nothing more of it.
-            case .exit(.xvnc, let end): return .failure(OSError("the display server \(end)", path: "deskd-session", errno: ESRCH))
-            case .ok, .xvnc, .refused, .taken, .exit, nil: continue
+            // The server ended first: deskd-session starts no desktop then, and says nothing more of it.
+            case .exit(.server, let end): return .failure(OSError("the display server \(end)", path: "deskd-session", errno: ESRCH))
+            case .ok, .server, .refused, .taken, .exit, nil: continue
             }
         }
         return .failure(OSError("no answer", path: "deskd-session", errno: ETIMEDOUT))

@@ -1,6 +1,19 @@
-/// Which of a session's two processes: the name of its log (`xvnc.log`), its exit record
-/// (`xvnc.exit`) and the word in an `exit` reply.
+/// Which of a session's two processes: the display server (Xvnc, or a compositor with wayvnc)
+/// or the desktop. The name of its log (`server.log`), its exit record (`server.exit`) and the
+/// word in an `exit` reply.
+///
+/// A deskd-session of a deskd from before the word was `server` said `xvnc`, on its stdout and
+/// in its files; it outlives an upgrade of deskd (deskd.service's KillMode=process), so the
+/// old word is still read (`init(word:)`, `formerName`).
 public enum ProcessRole: String, Sendable, Equatable, CaseIterable {
-    case xvnc
+    case server
     case desktop
+
+    /// The role a word on the wire names, the former `xvnc` included.
+    public init?(word: String) {
+        if word == Self.server.formerName { self = .server } else { self.init(rawValue: word) }
+    }
+
+    /// What its log and exit record were named before, where that differs.
+    public var formerName: String? { self == .server ? "xvnc" : nil }
 }

@@ -1,12 +1,13 @@
 import Glibc
 
 /// What deskd-session tells deskd on its stdout, one line each, as things happen: `ok` once
-/// the PAM session is open, then `xvnc PID` (or `refused STATUS SENTENCE`, `failed SENTENCE`, `taken SENTENCE`), `desktop PID`
+/// the PAM session is open, then `server PID` (or `refused STATUS SENTENCE`, `failed SENTENCE`, `taken SENTENCE`), `desktop PID`
 /// when deskd asked for it, and `exit ROLE HOW` as each session process ends.
 public enum SessionReply: Sendable, Equatable {
-    /// The login is open; Xvnc comes next.
+    /// The login is open; the display server comes next.
     case ok
-    case xvnc(pid_t)
+    /// The display server's pid.
+    case server(pid_t)
     /// The account stack refused the login: PAM's status and a sentence for the caller.
     case refused(PAMRefusal)
     /// Anything else went wrong: a sentence for the caller.
@@ -17,7 +18,9 @@ public enum SessionReply: Sendable, Equatable {
     case exit(ProcessRole, ProcessEnd)
 
     private enum Word: String {
-        case ok, xvnc, refused, failed, taken, desktop, exit
+        case ok, server, refused, failed, taken, desktop, exit
+        /// `server`, as a deskd-session from before said it (ProcessRole).
+        case xvnc
     }
 
     /// The line without its newline. A newline inside a sentence becomes a space, since it
@@ -25,7 +28,7 @@ public enum SessionReply: Sendable, Equatable {
     public var line: String {
         switch self {
         case .ok: Self.line(.ok)
-        case .xvnc(let pid): Self.line(.xvnc, String(pid))
+        case .server(let pid): Self.line(.server, String(pid))
         case .refused(let refusal): Self.line(.refused, String(refusal.status) + " " + refusal.sentence)
         case .failed(let sentence): Self.line(.failed, sentence)
         case .taken(let sentence): Self.line(.taken, sentence)
@@ -45,9 +48,9 @@ public enum SessionReply: Sendable, Equatable {
         case .ok:
             guard rest.isEmpty else { return nil }
             self = .ok
-        case .xvnc:
+        case .server, .xvnc:
             guard let pid = pid_t(rest), pid > 0 else { return nil }
-            self = .xvnc(pid)
+            self = .server(pid)
         case .refused:
             let (status, sentence) = Self.split(rest)
             guard let status = Int32(status) else { return nil }
@@ -59,7 +62,7 @@ public enum SessionReply: Sendable, Equatable {
             self = .desktop(pid)
         case .exit:
             let (role, how) = Self.split(rest)
-            guard let role = ProcessRole(rawValue: role), let end = ProcessEnd(how) else { return nil }
+            guard let role = ProcessRole(word: role), let end = ProcessEnd(how) else { return nil }
             self = .exit(role, end)
         }
     }

@@ -8,13 +8,13 @@ extension SessionSpec {
         var fields: [(Key, String)] = [
             (.user, user), (.uid, String(uid)), (.gid, String(gid)), (.home, home), (.display, display), (.sessionID, sessionID),
             (.logDirectory, logDirectory), (.logLimit, String(logLimit)), (.journal, journal ? "1" : "0"),
-            (.xvncUmask, String(xvncUmask, radix: 8)),
+            (.serverUmask, String(serverUmask, radix: 8)),
         ]
         if let cgroup { fields.append((.cgroup, cgroup)) }
         // Only when it is not X's, so a spec of an X desktop reads as before.
         if sessionType != "x11" { fields.append((.sessionType, sessionType)) }
         if let xSocketDirectory { fields.append((.xSocketDirectory, xSocketDirectory)) }
-        fields += xvnc.map { (.xvnc, $0) } + desktop.map { (.desktop, $0) } + environment.map { (.environment, $0) }
+        fields += server.map { (.server, $0) } + desktop.map { (.desktop, $0) } + environment.map { (.environment, $0) }
         var bytes: [UInt8] = []
         for (key, value) in fields {
             guard !value.utf8.contains(0) else { throw .bad("a NUL in a value of \(key.rawValue)") }
@@ -60,8 +60,8 @@ extension SessionSpec {
                 key = field
             }
         }
-        guard !spec.user.isEmpty, spec.uid != 0, !spec.xvnc.isEmpty, !spec.desktop.isEmpty, !spec.logDirectory.isEmpty else {
-            throw .bad("the spec names no user, no uid other than root's, no Xvnc, no desktop or no log directory")
+        guard !spec.user.isEmpty, spec.uid != 0, !spec.server.isEmpty, !spec.desktop.isEmpty, !spec.logDirectory.isEmpty else {
+            throw .bad("the spec names no user, no uid other than root's, no display server, no desktop or no log directory")
         }
         return spec
     }
@@ -79,8 +79,8 @@ extension SessionSpec {
         case .logLimit: logLimit = Int(try Self.number(value, key) as UInt32)
         case .journal: journal = value == "1"
         case .cgroup: cgroup = value
-        case .xvncUmask: xvncUmask = mode_t(try Self.number(value, key, radix: 8) as UInt32)
-        case .xvnc: xvnc.append(value)
+        case .serverUmask: serverUmask = mode_t(try Self.number(value, key, radix: 8) as UInt32)
+        case .server: server.append(value)
         case .desktop: desktop.append(value)
         case .sessionType:
             guard ["x11", "wayland"].contains(value) else { throw .bad("'\(value)' is not a session type (x11 or wayland)") }

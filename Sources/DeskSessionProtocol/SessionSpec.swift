@@ -20,9 +20,9 @@ public struct SessionSpec: Sendable, Equatable {
     public var journal: Bool
     /// The session's cgroup, where every user process is created.
     public var cgroup: String?
-    /// Xvnc's argv.
-    public var xvnc: [String]
-    public var xvncUmask: mode_t
+    /// The display server's argv.
+    public var server: [String]
+    public var serverUmask: mode_t
     /// The desktop's argv.
     public var desktop: [String]
     /// What XDG_SESSION_TYPE says, to PAM (pam_systemd) and the desktop: "x11" or "wayland".
@@ -45,8 +45,8 @@ public struct SessionSpec: Sendable, Equatable {
         case sessionID = "session-id"
         case logDirectory = "log-directory"
         case logLimit = "log-limit"
-        case journal, cgroup, xvnc
-        case xvncUmask = "xvnc-umask"
+        case journal, cgroup, server
+        case serverUmask = "server-umask"
         case desktop
         case sessionType = "session-type"
         case environment = "env"
@@ -72,8 +72,8 @@ public struct SessionSpec: Sendable, Equatable {
     }
 
     public init(user: String = "", uid: uid_t = 0, gid: gid_t = 0, home: String = "/", display: String = "", sessionID: String = "",
-                logDirectory: String = "", logLimit: Int = 1 << 20, journal: Bool = false, cgroup: String? = nil, xvnc: [String] = [],
-                xvncUmask: mode_t = 0o077, desktop: [String] = [], sessionType: String = "x11", xSocketDirectory: String? = nil,
+                logDirectory: String = "", logLimit: Int = 1 << 20, journal: Bool = false, cgroup: String? = nil, server: [String] = [],
+                serverUmask: mode_t = 0o077, desktop: [String] = [], sessionType: String = "x11", xSocketDirectory: String? = nil,
                 environment: [String] = []) {
         self.user = user
         self.uid = uid
@@ -85,8 +85,8 @@ public struct SessionSpec: Sendable, Equatable {
         self.logLimit = logLimit
         self.journal = journal
         self.cgroup = cgroup
-        self.xvnc = xvnc
-        self.xvncUmask = xvncUmask
+        self.server = server
+        self.serverUmask = serverUmask
         self.desktop = desktop
         self.sessionType = sessionType
         self.environment = environment

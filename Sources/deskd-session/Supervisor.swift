@@ -32,7 +32,7 @@ final class Supervisor {
 
     private var children: [Child] = []
     private var commandsOpen = true
-    private var xvncEnded = false
+    private var serverEnded = false
     private var desktopStarted = false
     private var killDeadline: Double?
     private var command: [UInt8] = []
@@ -45,13 +45,13 @@ final class Supervisor {
     }
 
     func run() {
-        guard let xvnc = launch(.xvnc, spec.xvnc, umask: spec.xvncUmask) else {
-            record(.xvnc, .notStarted)
-            report(.failed("could not start \(spec.xvnc[0]): \(String(cString: strerror(errno)))."))
+        guard let server = launch(.server, spec.server, umask: spec.serverUmask) else {
+            record(.server, .notStarted)
+            report(.failed("could not start \(spec.server[0]): \(String(cString: strerror(errno)))."))
             return
         }
-        report(.xvnc(xvnc.pid))
-        children.append(xvnc)
+        report(.server(server.pid))
+        children.append(server)
 
         while true {
             var fds = [pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
@@ -93,7 +93,7 @@ final class Supervisor {
         let line = String(decoding: command, as: UTF8.self)
         command.removeAll()
         switch SessionCommand(line: line) {
-        case .desktop where !desktopStarted && !xvncEnded:
+        case .desktop where !desktopStarted && !serverEnded:
             desktopStarted = true
             if let desktop = launch(.desktop, spec.desktop, umask: 0o022) {
                 children.append(desktop)
@@ -128,7 +128,7 @@ final class Supervisor {
                         var process = deskd_spawn_spec(
                             path: path, argv: argvPointer, envp: envp, in_fd: -1, out_fd: fds[1], err_fd: -1,
                             cgroup_fd: cgroupFD, umask_value: umask, uid: spec.uid, gid: spec.gid, directory: home,
-                            death_signal: role == .xvnc && spec.xSocketDirectory != nil ? SIGKILL : 0)
+                            death_signal: role == .server && spec.xSocketDirectory != nil ? SIGKILL : 0)
                         return deskd_spawn_process_pidfd(&process, &pidfd)
                     }
                 }
@@ -170,7 +170,7 @@ final class Supervisor {
                 close(children[index].pidfd)
                 children[index].pidfd = -1
                 record(children[index].role, ProcessEnd(waitStatus: status))
-                if children[index].role == .xvnc { xvncEnded = true }
+                if children[index].role == .server { serverEnded = true }
             }
         }
     }

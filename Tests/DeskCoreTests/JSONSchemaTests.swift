@@ -47,7 +47,7 @@ struct JSONSchemaTests {
         ended.endedAt = Date()
         ended.endReason = "killed"
         try expectValid(SessionLogs(session: ended, processes: [
-            ProcessLog(role: .xvnc, exit: "exited with status 0", lines: ["Xvnc TigerVNC"], truncated: false),
+            ProcessLog(role: .server, exit: "exited with status 0", lines: ["Xvnc TigerVNC"], truncated: false),
             ProcessLog(role: .desktop, exit: nil, lines: [], truncated: true),
         ]), "logs")
         try expectValid(BrowserLink(display: Display(3), url: "https://desk.example.org:8443/open#token=" + String(repeating: "A", count: 43),

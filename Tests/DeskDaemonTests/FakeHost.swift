@@ -222,7 +222,7 @@ struct FakeLogin: LoginProcess {
 
     func awaitStart(until deadline: ContinuousClock.Instant) -> SessionHelper.Start {
         if let refusal { return .refused(PAMRefusal(status: 13, sentence: refusal)) }
-        return .xvnc(host.spawn(sessionID: sessionID, uid: uid, executable: FakeHost.xvnc))
+        return .server(host.spawn(sessionID: sessionID, uid: uid, executable: FakeHost.xvnc))
     }
 
     func startDesktop(until deadline: ContinuousClock.Instant) -> Result<pid_t, OSError> {

@@ -50,7 +50,7 @@ import Testing
         #expect(desktop.lines[2] == String(repeating: "x", count: SessionLogs.maxLineBytes) + " [line cut]")
         #expect(desktop.truncated)
         #expect(archive.logs(of: summary, in: base, lines: 10, bytes: 1 << 20).processes.first { $0.role == .desktop }?.truncated == false)
-        let xvnc = try #require(four.processes.first { $0.role == .xvnc })
+        let xvnc = try #require(four.processes.first { $0.role == .server })
         #expect(xvnc.lines.isEmpty && xvnc.exit == nil)
 
         // Control bytes count six times: a log of them fills the budget six times sooner.
@@ -77,11 +77,28 @@ import Testing
     @Test func anEndIsRecordedWithHowEachProcessEnded() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (summary, path) = try make(1, display: 3, ended: false)
-        try "killed by signal 15 (Terminated)\n".write(toFile: path + "/xvnc.exit", atomically: true, encoding: .utf8)
+        try "killed by signal 15 (Terminated)\n".write(toFile: path + "/server.exit", atomically: true, encoding: .utf8)
         let exits = archive.end(in: path, summary, reason: "desktop exited", at: Date(timeIntervalSince1970: 150))
-        #expect(exits == [.xvnc: "killed by signal 15 (Terminated)"])
+        #expect(exits == [.server: "killed by signal 15 (Terminated)"])
         #expect(archive.summary(of: summary.id)?.endReason == "desktop exited")
-        #expect(SessionLogs.outcome(reason: "desktop exited", exits: [.xvnc: "killed by signal 15 (Terminated)", .desktop: "exited with status 3"])
-                == "desktop exited (xvnc killed by signal 15 (Terminated); desktop exited with status 3)")
+        #expect(SessionLogs.outcome(reason: "desktop exited", exits: [.server: "killed by signal 15 (Terminated)", .desktop: "exited with status 3"])
+                == "desktop exited (server killed by signal 15 (Terminated); desktop exited with status 3)")
+    }
+
+    /// A session whose deskd-session was started by a deskd from before the server's role was
+    /// `server` wrote `xvnc.log` and `xvnc.exit`, and goes on writing them after an upgrade:
+    /// they are its server's, and deskd's own notes go beside them.
+    @Test func aSessionFromBeforeTheRoleWasServerIsReadFromItsFormerFiles() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (summary, path) = try make(2, display: 4, ended: false)
+        try "Xvnc TigerVNC 1.12.0\n".write(toFile: path + "/xvnc.log", atomically: true, encoding: .utf8)
+        try "exited with status 0\n".write(toFile: path + "/xvnc.exit", atomically: true, encoding: .utf8)
+        archive.note("the desktop was slow", to: .server, in: path)
+        #expect(archive.exits(in: path) == [.server: "exited with status 0"])
+        let logs = archive.logs(of: summary, in: path, lines: 10, bytes: 1 << 16)
+        #expect(logs.processes.first { $0.role == .server }?.lines == ["Xvnc TigerVNC 1.12.0", "deskd: the desktop was slow"])
+        #expect(access(path + "/server.log", F_OK) != 0)
+        // JSON from a deskd of before says the same role.
+        #expect(try JSONDecoder().decode(ProcessLog.Role.self, from: Data("\"xvnc\"".utf8)) == .server)
     }
 }

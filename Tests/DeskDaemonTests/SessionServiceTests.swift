@@ -380,7 +380,7 @@ import Testing
         }
         #expect(await daemon.service.list(all: true, caller: Self.root).isEmpty)
         let ended = try #require(try daemon.auditTrail.first { $0.command == .ended })
-        #expect(ended.outcome.contains("xvnc exited") && ended.detail == "session=\(session.id)")
+        #expect(ended.outcome.contains("server exited") && ended.detail == "session=\(session.id)")
     }
 
     // MARK: Re-adoption

@@ -158,7 +158,7 @@ extension EndToEnd {
         let logs = daemon.stateDirectory + "/logs/\(mallory.uid)/\(session.id)"
         #expect(FileState(directory + "/Xvnc.log") == nil)
         #expect(try #require(FileState(logs)).uid == 0 && (FileState(logs)?.mode ?? 0) & 0o7777 == 0o700)
-        #expect(try #require(FileState(logs + "/xvnc.log")).uid == 0)
+        #expect(try #require(FileState(logs + "/server.log")).uid == 0)
 
         // Mallory swaps her files for links to root's and lets deskd work on the session.
         let before = targets.snapshot()

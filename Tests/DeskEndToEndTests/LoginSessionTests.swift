@@ -182,7 +182,7 @@ extension EndToEnd {
         let desktop = try #require(logs.processes.first { $0.role == .desktop })
         #expect(desktop.exit == "exited with status 3", "\(desktop)")
         #expect(desktop.lines.contains("deskt-marker from \(wes.name)") && desktop.lines.contains("deskt-stderr-marker"), "\(desktop.lines)")
-        let xvnc = try #require(logs.processes.first { $0.role == .xvnc })
+        let xvnc = try #require(logs.processes.first { $0.role == .server })
         #expect(xvnc.exit?.hasPrefix("killed by signal 15") == true || xvnc.exit == "exited with status 0", "\(xvnc)")
         #expect(xvnc.lines.contains { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }, "\(xvnc.lines)")
         let failed = (id: failedID, display: failedDisplay)

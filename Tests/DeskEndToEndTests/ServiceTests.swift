@@ -59,7 +59,7 @@ extension EndToEnd {
         defer { daemon.shutDown(); TestUsers.reap(tess) }
         let banner = { (session: Session) -> String? in
             let logs = try? daemon.deskctl(["logs", session.id, "--json"]).decode(SessionLogs.self)
-            return logs?.processes.first { $0.role == .xvnc }?.lines.first { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }
+            return logs?.processes.first { $0.role == .server }?.lines.first { $0.contains("Xvnc TigerVNC") || $0.contains("vncext") }
         }
 
         // By default: Xvnc's banner is in the session's own log, and not in the journal.

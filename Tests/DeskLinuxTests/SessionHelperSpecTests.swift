@@ -15,7 +15,7 @@ import Testing
                      desktop: [String] = ["/bin/sh", "/run/deskd/by-id/s1/xstartup"]) -> SessionHelper.Spec {
         SessionHelper.Spec(
             account: account, display: Display(7), sessionID: "s1", logDirectory: "/var/lib/deskd/logs/alice/s1", logLimit: 1 << 20,
-            journal: true, cgroup: cgroup, xvnc: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"], xvncUmask: 0o077,
+            journal: true, cgroup: cgroup, server: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"], serverUmask: 0o077,
             desktop: desktop, environment: environment)
     }
 
@@ -38,9 +38,9 @@ import Testing
         #expect(ended)
         #expect(pairs.map { "\($0.0)=\($0.1)" } == [
             "user=alice", "uid=1001", "gid=1002", "home=/home/alice smith", "display=:7", "session-id=s1",
-            "log-directory=/var/lib/deskd/logs/alice/s1", "log-limit=1048576", "journal=1", "xvnc-umask=77",
+            "log-directory=/var/lib/deskd/logs/alice/s1", "log-limit=1048576", "journal=1", "server-umask=77",
             "cgroup=/sys/fs/cgroup/deskd.service/deskd-sessions/s1",
-            "xvnc=/usr/bin/Xvnc", "xvnc=:7", "xvnc=-geometry", "xvnc=1280x800",
+            "server=/usr/bin/Xvnc", "server=:7", "server=-geometry", "server=1280x800",
             "desktop=/bin/sh", "desktop=/run/deskd/by-id/s1/xstartup",
             // Sorted by key, so the same spec is always the same bytes.
             "env=DESKD_SESSION=s1", "env=DISPLAY=:7", "env=PATH=/usr/bin:/bin",

@@ -8,8 +8,8 @@ import Testing
     static let spec = SessionSpec(
         user: "alice", uid: 1001, gid: 1002, home: "/home/alice smith", display: ":7", sessionID: "s1",
         logDirectory: "/var/lib/deskd/logs/alice/s1", logLimit: 1 << 20, journal: true,
-        cgroup: "/sys/fs/cgroup/deskd.service/deskd-sessions/s1", xvnc: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"],
-        xvncUmask: 0o027, desktop: ["/bin/sh", "/run/deskd/by-id/s1/xstartup"], environment: ["DISPLAY=:7", "PATH=/usr/bin:/bin"])
+        cgroup: "/sys/fs/cgroup/deskd.service/deskd-sessions/s1", server: ["/usr/bin/Xvnc", ":7", "-geometry", "1280x800"],
+        serverUmask: 0o027, desktop: ["/bin/sh", "/run/deskd/by-id/s1/xstartup"], environment: ["DISPLAY=:7", "PATH=/usr/bin:/bin"])
 
     /// Decodes `bytes`, and says what was left unread after the spec.
     static func decode(_ bytes: [UInt8]) throws(SessionSpec.Failure) -> (spec: SessionSpec, unread: [UInt8]) {
@@ -23,14 +23,14 @@ import Testing
         pairs.flatMap { Array($0.0.utf8) + [0] + Array($0.1.utf8) + [0] } + Array("start".utf8) + [0]
     }
 
-    static let required: [(String, String)] = [("user", "alice"), ("uid", "1001"), ("xvnc", "Xvnc"), ("desktop", "sh"), ("log-directory", "/l")]
+    static let required: [(String, String)] = [("user", "alice"), ("uid", "1001"), ("server", "Xvnc"), ("desktop", "sh"), ("log-directory", "/l")]
 
     @Test(arguments: [
         spec,
-        SessionSpec(user: "b", uid: 2000, logDirectory: "/l", xvnc: ["X"], desktop: ["", "x"], environment: ["EMPTY="]),
-        SessionSpec(user: "c", uid: 3000, home: "", logDirectory: "/l", logLimit: 0, xvnc: ["start"], xvncUmask: 0, desktop: ["start"],
+        SessionSpec(user: "b", uid: 2000, logDirectory: "/l", server: ["X"], desktop: ["", "x"], environment: ["EMPTY="]),
+        SessionSpec(user: "c", uid: 3000, home: "", logDirectory: "/l", logLimit: 0, server: ["start"], serverUmask: 0, desktop: ["start"],
                     environment: ["start=start"]),
-        SessionSpec(user: "d", uid: 4000, logDirectory: "/l", xvnc: ["/bin/sh", "-c", "exec wayvnc"], desktop: ["sh"], sessionType: "wayland"),
+        SessionSpec(user: "d", uid: 4000, logDirectory: "/l", server: ["/bin/sh", "-c", "exec wayvnc"], desktop: ["sh"], sessionType: "wayland"),
     ])
     func aSpecComesBackAsItWent(_ spec: SessionSpec) throws {
         let (decoded, unread) = try Self.decode(try spec.encoded())
@@ -93,14 +93,14 @@ import Testing
 
     @Test func aNumberThatIsNoneIsRefused() {
         #expect(throws: SessionSpec.Failure.bad("'-1' is not a number for uid")) { try Self.decode(Self.stream([("uid", "-1")] + Self.required)) }
-        #expect(throws: SessionSpec.Failure.bad("'8' is not a number for xvnc-umask")) {
-            try Self.decode(Self.stream(Self.required + [("xvnc-umask", "8")]))
+        #expect(throws: SessionSpec.Failure.bad("'8' is not a number for server-umask")) {
+            try Self.decode(Self.stream(Self.required + [("server-umask", "8")]))
         }
     }
 
-    @Test(arguments: ["user", "uid", "xvnc", "desktop", "log-directory"])
+    @Test(arguments: ["user", "uid", "server", "desktop", "log-directory"])
     func aMissingFieldIsRefused(_ key: String) {
-        #expect(throws: SessionSpec.Failure.bad("the spec names no user, no uid other than root's, no Xvnc, no desktop or no log directory")) {
+        #expect(throws: SessionSpec.Failure.bad("the spec names no user, no uid other than root's, no display server, no desktop or no log directory")) {
             try Self.decode(Self.stream(Self.required.filter { $0.0 != key }))
         }
     }

@@ -9,12 +9,12 @@ import Logging
 /// exit ends it too (`sessions.desktop_exit_ends_session`), unless the desktop's script left
 /// processes of its own holding the display, which then keep it.
 extension ManagedSession {
-    /// Watches Xvnc and the desktop. The exit monitor calls back on a thread of its own; what
+    /// Watches the display server and the desktop. The exit monitor calls back on a thread of its own; what
     /// the session does about it runs in the service's task group (SessionTasks).
     func watchExits() {
         let tasks = environment.tasks
         host.onExit(of: record.session.pid) { [weak self] in
-            tasks.spawn { [weak self] in await self?.processExited(role: "xvnc") }
+            tasks.spawn { [weak self] in await self?.processExited(role: ProcessRole.server.rawValue) }
         }
         // A desktop whose script already left its clients running: its clients are what keeps
         // the session, and the monitor looks at them each second (checkLeftClients).

@@ -30,7 +30,7 @@ struct SessionBringUp: Sendable {
 
         var step: String {
             switch self {
-            case .displayTaken: "xvnc exited during start"
+            case .displayTaken: "server exited during start"
             case .failed(_, let step): step
             case .killed: "killed"
             }
@@ -179,10 +179,10 @@ struct SessionBringUp: Sendable {
 
         let login = try startLogin(on: session, helper: helperPath, logDirectory: logDirectory)
         let started = await onDedicatedThread { login.awaitStart(until: deadline) }
-        if case .xvnc(let pid) = started { session.record.session.pid = pid }
+        if case .server(let pid) = started { session.record.session.pid = pid }
         try session.stopIfKilled()
         switch started {
-        case .xvnc:
+        case .server:
             break
         case .refused(let refusal):
             throw .failed(DeskError(.loginRefused, "\(account.name) may not log in, so no desktop was started: \(refusal.sentence). An admin can check the account with: chage -l \(account.name).",
@@ -235,7 +235,7 @@ struct SessionBringUp: Sendable {
             login = try host.startLogin(.init(
                 account: account, display: display, sessionID: session.id, logDirectory: logDirectory,
                 logLimit: configuration.sessionLogBytes, journal: journalCopy, cgroup: session.record.cgroup.map(SessionCGroup.init(path:)),
-                xvnc: server.commandLine(needs), xvncUmask: 0o077, desktop: server.desktopCommand(xstartup: directory.xstartup),
+                server: server.commandLine(needs), serverUmask: 0o077, desktop: server.desktopCommand(xstartup: directory.xstartup),
                 sessionType: server.sessionType, xSocketDirectory: directory.xSocketDirectory, environment: environmentVariables
             ), helper: helper, stderr: journalCopy ? STDERR_FILENO : -1)
         } catch {
@@ -275,11 +275,11 @@ struct SessionBringUp: Sendable {
             environment.logger.warning("session endpoint held by another process; start refused", metadata: session.record.session.logMetadata.merging(["endpoint.holder": "\(what)"]) { $1 })
             throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."), step: "endpoint held by another process")
         case .exited:
-            let lines = await onDedicatedThread { host.tail(of: logDirectory + "/xvnc.log", lines: 8) }
+            let lines = await onDedicatedThread { host.tail(of: logDirectory + "/\(ProcessRole.server.rawValue).log", lines: 8) }
             if server.displayWasTaken(log: lines) {
                 throw .displayTaken
             }
-            throw .failed(DeskError(.xvncExited, "\(server.name) exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"), step: "xvnc exited during start")
+            throw .failed(DeskError(.xvncExited, "\(server.name) exited before it answered on \(display); its last log lines: \(lines.suffix(4).joined(separator: " | "))"), step: "server exited during start")
         case .timedOut:
             throw .failed(DeskError(.startTimedOut, "\(server.name) on \(display) did not answer an RFB handshake within \(configuration.startTimeout); see the host's load and try again."), step: "start timed out")
         }
@@ -318,7 +318,7 @@ extension SessionBringUp {
         case .success(let pid): desktop = pid
         case .failure(let error):
             if host.identity(of: xvnc) == nil {
-                try await failFirstMoments(on: session, role: .xvnc, how: "ended", logDirectory: logDirectory)
+                try await failFirstMoments(on: session, role: .server, how: "ended", logDirectory: logDirectory)
             }
             throw .failed(DeskError(.internalError, "the desktop on \(display) could not be launched (\(error)); see deskd's log."), step: "desktop spawn failed")
         }
@@ -359,14 +359,14 @@ extension SessionBringUp {
 
     /// Fails a start whose desktop or Xvnc ended before the desktop reached its display, and says so.
     private func failFirstMoments(on session: isolated ManagedSession, role: ProcessRole, how: String, logDirectory: String) async throws(Failure) -> Never {
-        let log = role == .xvnc ? "xvnc.log" : "desktop.log"
+        let log = role.rawValue + ".log"
         let host = environment.host, display = session.display, template = plan.template.name
         let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
         environment.logger.warning("session process exited before the desktop reached its display; start failed",
                                    metadata: session.record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")
-        if role == .xvnc {
-            throw .failed(DeskError(.xvncExited, "\(server.name) on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "xvnc exited at once")
+        if role == .server {
+            throw .failed(DeskError(.xvncExited, "\(server.name) on \(display) \(how) just after it answered, so deskd ended the session; \(tail)"), step: "server exited at once")
         }
         // With sessions.user_xstartup on, the user's own ~/.vnc/xstartup may have run instead.
         let what = plan.userXstartup ? "the desktop \"\(template)\" (or the user's ~/.vnc/xstartup or ~/.config/tigervnc/xstartup, which runs instead where it exists)" : "the desktop \"\(template)\""

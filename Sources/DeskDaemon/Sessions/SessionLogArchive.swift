@@ -5,8 +5,8 @@ import Glibc
 
 /// The per-session log directories under `<state>/logs/<uid>/<id>`, root's alone (0700).
 ///
-/// deskd-session writes each process's output there (`xvnc.log`, `desktop.log`, capped, with one
-/// `.1` generation) and how it ended (`xvnc.exit`, `desktop.exit`); deskd adds `session.json`,
+/// deskd-session writes each process's output there (`server.log`, `desktop.log`, capped, with one
+/// `.1` generation) and how it ended (`server.exit`, `desktop.exit`); deskd adds `session.json`,
 /// a `SessionSummary`, when the session starts and again when it ends. Each owner keeps the
 /// directories of their last `keep` ended sessions, so no user can push another's logs out by
 /// starting and ending desktops, and the disk used is at most users × `keep` × 2 × 2 × `log_bytes`.
@@ -57,18 +57,28 @@ struct SessionLogArchive: Sendable {
     /// Adds a line of deskd's own to a process's log, where its owner reads what happened to
     /// it (`deskctl logs`): the directory is root's, so the line is appended, never followed.
     func note(_ line: String, to role: ProcessLog.Role, in path: String) {
-        let fd = open(path + "/\(role.rawValue).log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = open(Self.file(of: role, ".log", in: path), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }
         let bytes = Array("deskd: \(line)\n".utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
+    /// A process's file (`server.log`, `desktop.exit`): under the name a deskd-session from
+    /// before `server` was the role's word gave it (`xvnc.log`), where only that one is there.
+    /// Such a session's deskd-session outlives an upgrade of deskd and writes there to its end.
+    static func file(of role: ProcessLog.Role, _ suffix: String, in path: String) -> String {
+        let current = path + "/" + role.rawValue + suffix
+        guard role == .server, access(current, F_OK) != 0 else { return current }
+        let former = path + "/xvnc" + suffix
+        return access(former, F_OK) == 0 ? former : current
+    }
+
     /// How each process ended, as deskd-session wrote it.
     func exits(in path: String) -> [ProcessLog.Role: String] {
         var exits: [ProcessLog.Role: String] = [:]
         for role in ProcessLog.Role.allCases {
-            if case .contents(let bytes, _, _) = UntrustedFile.read(path + "/\(role.rawValue).exit", limit: 256) {
+            if case .contents(let bytes, _, _) = UntrustedFile.read(Self.file(of: role, ".exit", in: path), limit: 256) {
                 let text = String(decoding: bytes, as: UTF8.self).trimming()
                 if !text.isEmpty { exits[role] = text }
             }
@@ -106,7 +116,7 @@ struct SessionLogArchive: Sendable {
         let exits = self.exits(in: path)
         var budget = bytes / ProcessLog.Role.allCases.count
         let processes = ProcessLog.Role.allCases.map { role in
-            let base = path + "/\(role.rawValue).log"
+            let base = Self.file(of: role, ".log", in: path)
             var collected: [String] = []
             var more = false
             for file in [base, base + ".1"] where !more {
