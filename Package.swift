@@ -50,11 +50,25 @@ let package = Package(
         // What Glibc gives deskctl's client and the OS layer alike: a Unix socket's address
         // (sockaddr_un), the local time zone's clock. Below both, so DeskLinux needs no DeskClient.
         .target(name: "DeskPOSIX", dependencies: ["DeskCore"]),
-        // The thin OS layer: users, /proc, files, spawning, sockets, cgroups.
+        // The thin OS layer every process may use: users, /proc and sock_diag, files of another
+        // user's, sockets, RFB clients. deskd-web and a cluster node's deskd-job link this one only.
         .target(
             name: "DeskLinux",
             dependencies: [
                 "DeskCore",
+                "DeskPOSIX",
+                "CDeskShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The host as only deskd, as root, drives it: logins through deskd-session, web logins
+        // through deskd-auth, sessions' directories and cgroups, the web front's process, the
+        // daemon's lock, the exit monitor. No process that runs as a user links it.
+        .target(
+            name: "DeskHost",
+            dependencies: [
+                "DeskCore",
+                "DeskLinux",
                 "DeskPOSIX",
                 "CDeskShims",
                 "DeskSessionProtocol",
@@ -69,6 +83,7 @@ let package = Package(
             dependencies: [
                 "DeskCore",
                 "DeskLinux",
+                "DeskHost",
                 "DeskPOSIX",
                 "DeskSessionProtocol",
                 "DeskCluster",
@@ -80,14 +95,18 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 "DeskFrontProtocol",
+                "DeskGatewayMetrics",
             ]
         ),
         // What deskd and deskd-web, its web front, say to each other over deskd's front socket,
         // and the values both ends keep: the gateway's settings, grants, counters, the portal's
         // page. No NIO: deskd links this, not the web front's HTTP, WebSocket and TLS.
+        .target(name: "DeskFrontProtocol", dependencies: ["DeskCore"]),
+        // The gateway's counters at run time, as deskd-web counts them and deskd absorbs them into
+        // its metrics: both processes, neither's protocol.
         .target(
-            name: "DeskFrontProtocol",
-            dependencies: ["DeskCore", .product(name: "CoreMetrics", package: "swift-metrics")]
+            name: "DeskGatewayMetrics",
+            dependencies: ["DeskFrontProtocol", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // What deskd-web runs, as an unprivileged user: the browser gateway (noVNC's files,
         // one-time links, a WebSocket relay to each desktop, which deskd logged in to so the VNC
@@ -99,6 +118,7 @@ let package = Package(
                 "DeskCore",
                 "DeskLinux",
                 "DeskFrontProtocol",
+                "DeskGatewayMetrics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,7 +138,7 @@ let package = Package(
             name: "deskd",
             dependencies: [
                 "DeskDaemon",
-                "DeskLinux",
+                "DeskHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -170,7 +190,7 @@ let package = Package(
         .target(name: "DeskJob", dependencies: ["DeskCore", "DeskCluster", "DeskLinux", "DeskSessionProtocol", "CDeskShims"]),
         .executableTarget(name: "deskd-job", dependencies: ["DeskJob"]),
         // The benchmark (scripts/bench): deskd against raw Xtigervnc and vncserver, in one run.
-        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskPOSIX", "VNCViewer"]),
+        .executableTarget(name: "deskbench", dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskHost", "DeskPOSIX", "VNCViewer"]),
         // TOMLCorpus is toml-test's cases, read through #filePath by TOMLTests rather than bundled.
         // Every parser another party feeds, as a function of bytes: Fuzz/ drives them under libFuzzer,
         // and DeskCoreTests replays Tests/FuzzRegressions through them in every test run.
@@ -196,10 +216,10 @@ let package = Package(
         .testTarget(
             name: "DeskDaemonTests",
             // DeskWeb too: the front socket's test runs deskd-web's end of it in the same process.
-            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskSessionProtocol", "DeskFrontProtocol", "DeskWeb",
+            dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskHost", "DeskSessionProtocol", "DeskFrontProtocol", "DeskWeb",
                            .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskPOSIX", "DeskSessionProtocol"]),
+        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskHost", "DeskPOSIX", "DeskSessionProtocol"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
         // deskd-job's parts beyond the shared display server: its spec, its messages, its private
@@ -230,7 +250,7 @@ let package = Package(
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(
             name: "DeskEndToEndTests",
-            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskPOSIX", "VNCViewer", "CTestShims", "TestSupport"]
+            dependencies: ["DeskCore", "DeskClient", "DeskLinux", "DeskHost", "DeskPOSIX", "VNCViewer", "CTestShims", "TestSupport"]
         ),
     ]
 )

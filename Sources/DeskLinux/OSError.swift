@@ -33,7 +33,7 @@ extension DeskError.Cause {
 
 /// Retries a system call interrupted by a signal.
 @inline(__always)
-func retryingEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
+public func retryingEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
     while true {
         let result = body()
         if result == -1 && errno == EINTR { continue }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DeskCore
 import DeskDaemon
+import DeskHost
 import DeskLinux
 import FoundationEssentials
 import Glibc

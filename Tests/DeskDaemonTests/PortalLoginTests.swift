@@ -1,4 +1,5 @@
 @testable import DeskDaemon
+import DeskHost
 import DeskLinux
 import Testing
 

@@ -2,6 +2,7 @@ import DeskPOSIX
 import CTestShims
 import DeskClient
 import DeskCore
+import DeskHost
 import DeskLinux
 import Foundation
 import Glibc

@@ -1,5 +1,6 @@
 import DeskClient
 import DeskCore
+import DeskHost
 import DeskLinux
 import Foundation
 import Glibc

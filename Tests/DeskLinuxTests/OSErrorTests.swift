@@ -1,5 +1,6 @@
 import DeskCore
-@testable import DeskLinux
+@testable import DeskHost
+import DeskLinux
 import Glibc
 import Testing
 

@@ -1,4 +1,5 @@
 import DeskPOSIX
+@testable import DeskHost
 @testable import DeskLinux
 import DeskSessionProtocol
 import Glibc

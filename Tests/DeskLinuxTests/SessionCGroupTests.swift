@@ -1,4 +1,5 @@
-@testable import DeskLinux
+@testable import DeskHost
+import DeskLinux
 import Foundation
 import Glibc
 import Testing

@@ -1,5 +1,6 @@
 import DeskCore
-@testable import DeskLinux
+@testable import DeskHost
+import DeskLinux
 import DeskSessionProtocol
 import Glibc
 import Testing

@@ -1,6 +1,7 @@
 import DeskPOSIX
 import DeskCore
-@testable import DeskLinux
+@testable import DeskHost
+import DeskLinux
 import Foundation
 import Glibc
 import Testing

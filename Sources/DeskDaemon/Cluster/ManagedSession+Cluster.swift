@@ -1,6 +1,7 @@
 import DeskCluster
 import DeskCore
 import DeskFrontProtocol
+import DeskHost
 import DeskLinux
 import FoundationEssentials
 import Logging

@@ -1,5 +1,6 @@
 import DeskPOSIX
 import DeskCore
+import DeskHost
 import DeskLinux
 
 /// What deskd asks of Slurm: submit a desktop's job as its user, look at its jobs, cancel one.

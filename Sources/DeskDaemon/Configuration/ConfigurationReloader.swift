@@ -1,3 +1,4 @@
+import DeskHost
 import DeskLinux
 import Logging
 import ServiceLifecycle

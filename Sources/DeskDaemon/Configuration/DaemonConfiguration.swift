@@ -1,4 +1,5 @@
 import DeskCore
+import DeskHost
 import DeskLinux
 
 /// Everything deskd can be told. Defaults are built in, so no file is needed;

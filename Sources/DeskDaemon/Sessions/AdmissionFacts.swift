@@ -1,4 +1,5 @@
 import DeskCore
+import DeskHost
 import DeskLinux
 
 /// What admitting a start reads of the host, and nothing more: the account and group

@@ -1,5 +1,7 @@
 import DeskCore
 import DeskFrontProtocol
+import DeskGatewayMetrics
+import DeskHost
 import DeskLinux
 import Logging
 import Synchronization

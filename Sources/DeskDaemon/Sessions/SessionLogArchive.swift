@@ -1,4 +1,5 @@
 import DeskCore
+import DeskHost
 import DeskLinux
 import FoundationEssentials
 import Glibc

@@ -1,4 +1,5 @@
 import DeskFrontProtocol
+import DeskGatewayMetrics
 import DeskLinux
 import Glibc
 import Synchronization

@@ -1,5 +1,6 @@
 import DeskCore
 import DeskFrontProtocol
+import DeskHost
 import DeskLinux
 import Synchronization
 
