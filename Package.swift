@@ -219,7 +219,7 @@ let package = Package(
             dependencies: ["DeskCore", "DeskDaemon", "DeskLinux", "DeskHost", "DeskSessionProtocol", "DeskFrontProtocol", "DeskWeb",
                            .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskHost", "DeskPOSIX", "DeskSessionProtocol"]),
+        .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskHost", "DeskPOSIX", "DeskSessionProtocol", "TestSupport"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
         // deskd-job's parts beyond the shared display server: its spec, its messages, its private
@@ -245,7 +245,7 @@ let package = Package(
         ),
         // A thread of its own for a test's blocking body (DedicatedThreadExecutor), and a browser
         // as bytes (RawClient) for the gateway's tests and the end-to-end ones.
-        .target(name: "TestSupport", dependencies: ["DeskLinux"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["DeskCore", "DeskPOSIX", "DeskLinux"], path: "Tests/TestSupport"),
         // Per-thread credentials, so an end-to-end test can act as another local user.
         .target(name: "CTestShims", path: "Tests/CTestShims"),
         .testTarget(
