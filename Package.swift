@@ -220,6 +220,10 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DeskLinuxTests", dependencies: ["DeskCore", "DeskLinux", "DeskHost", "DeskPOSIX", "DeskSessionProtocol", "TestSupport"]),
+        // What deskd and its web front say to each other, read back by the same code both ends run.
+        .testTarget(name: "DeskFrontProtocolTests", dependencies: ["DeskFrontProtocol", "DeskCore"]),
+        // deskctl's side of the control socket against a stand-in deskd in the test's own process.
+        .testTarget(name: "DeskClientTests", dependencies: ["DeskClient", "DeskCore", "DeskPOSIX"]),
         // Both ends of the deskd-session protocol: what one writes, the other reads back the same.
         .testTarget(name: "DeskSessionProtocolTests", dependencies: ["DeskSessionProtocol"]),
         // deskd-job's parts beyond the shared display server: its spec, its messages, its private

@@ -89,12 +89,10 @@ extension DesktopJob {
             // Before the wait, which a signal may end: the end releases this display's lock.
             self.display = display
             let (process, log, readiness) = try launchServer(needs, account: account, directory: directory)
-            if case .exited = readiness, server.displayWasTaken(log: log.recentLines), tried.count < Self.displayRetries {
-                StandardError.say("display \(display) was taken while Xvnc started (\(process.end ?? .notStarted)); trying the next.")
-                tried.insert(display.number)
-                continue
-            }
-            return try answered(readiness, process: process, log: log)
+            let decision = decide(readiness, process: process, log: log, retriesLeft: tried.count < Self.displayRetries)
+            guard decision == .tryNextDisplay else { return try ready(decision, process: process) }
+            StandardError.say("display \(display) was taken while \(server.name) started (\(process.end ?? .notStarted)); trying the next.")
+            tried.insert(display.number)
         }
     }
 
@@ -107,7 +105,8 @@ extension DesktopJob {
         // No X display of its own: the title and the needs' display are only names here.
         let needs = try displayServerNeeds(display: Display(0), directory: directory, user: account.name)
         let (process, log, readiness) = try launchServer(needs, account: account, directory: directory)
-        return try answered(readiness, process: process, log: log)
+        // No display of its own to retry on.
+        return try ready(decide(readiness, process: process, log: log, retriesLeft: false), process: process)
     }
 
     /// The display server started with `needs`, its output on its way to its log, and how its
@@ -132,18 +131,19 @@ extension DesktopJob {
         return (process, log, try waitForRFB(from: process, socket: directory.rfbSocket))
     }
 
+    /// What the server's start comes to (BringUpDecision).
+    private func decide(_ readiness: RFBReadiness, process: ChildProcess, log: OutputLog, retriesLeft: Bool) -> BringUpDecision.AfterServer {
+        BringUpDecision.afterServer(readiness, server: server, node: node, end: process.end, recentLog: log.recentLines, lastLogLine: log.lastLine,
+                                    retriesLeft: retriesLeft, answerTime: Self.xvncAnswerTime)
+    }
+
     /// The server, once its socket answered; else the failure that ends the start.
-    private func answered(_ readiness: RFBReadiness, process: ChildProcess, log: OutputLog) throws(BringUpStop) -> ChildProcess {
-        let name = server.name
-        switch readiness {
-        case .answered:
-            return process
-        case .exited:
-            throw .failed(JobFailure("\(name) \(process.end ?? .notStarted) on \(node) before it answered" + (log.lastLine.map { "; its log ends: \($0)" } ?? "") + "."))
-        case .timedOut:
-            throw .failed(JobFailure("\(name) on \(node) did not answer on its socket within \(Self.xvncAnswerTime)."))
-        case .impostor(let what):
-            throw .failed(JobFailure("the job's socket on \(node) is not its \(type(of: server).viewerProgram)'s: \(what)."))
+    private func ready(_ decision: BringUpDecision.AfterServer, process: ChildProcess) throws(BringUpStop) -> ChildProcess {
+        switch decision {
+        case .ready: return process
+        case .fail(let sentence): throw .failed(JobFailure(sentence))
+        // Only with retries left, which the caller takes.
+        case .tryNextDisplay: throw .failed(JobFailure("\(server.name) lost its display on \(node) to another X server; try again."))
         }
     }
 
@@ -213,26 +213,18 @@ extension DesktopJob {
         // Where its clients connect: the X display, or the compositor's Wayland socket.
         let socket = type(of: server).clientSocket(display: display ?? Display(0), uid: getuid(), directory: directory.path)
         while ContinuousClock.now < deadline, desktop?.hasEnded == false, endCause == nil, let xvnc, !xvnc.hasEnded {
+            let serverPID = xvnc.pid
             // The server's accepted connections first (one socket table); only once there is
             // one, the session's processes (a walk of /proc) to see whether the desktop holds it.
-            switch XClients.clientEnds(of: xvnc.pid, socket: socket) {
-            case let ends? where !ends.isEmpty:
-                if !XClients.holders(among: sweep.survivors().map(\.pid), of: ends, xvnc: xvnc.pid).isEmpty { return }
-            // The kernel's socket tables cannot be read here: alive a moment after its start
-            // is all that can be known of the desktop, as it was before.
-            case nil where ContinuousClock.now - started >= Self.desktopSettleTime:
-                return
-            default:
-                break
-            }
+            if BringUpDecision.desktopReached(clientEnds: XClients.clientEnds(of: serverPID, socket: socket),
+                                              holds: { !XClients.holders(among: sweep.survivors().map(\.pid), of: $0, xvnc: serverPID).isEmpty },
+                                              sinceStart: ContinuousClock.now - started, settleTime: Self.desktopSettleTime) { return }
             pause(.milliseconds(25))
         }
         if let endCause { throw .ended(endCause) }
-        if let end = xvnc?.end {
-            throw .failed(JobFailure("\(server.name) \(end) on \(node) before the desktop reached its display."))
-        }
-        if let end = desktop?.end {
-            throw .failed(JobFailure("the desktop's startup script \(end) before it reached its display" + (log.lastLine.map { "; its output ends: \($0)" } ?? "") + "."))
+        if let failure = BringUpDecision.desktopNotReached(server: server, serverEnd: xvnc?.end, desktopEnd: desktop?.end,
+                                                          desktopLastLine: log.lastLine, node: node) {
+            throw .failed(JobFailure(failure))
         }
         // Running, but not on its display yet: the start stands, as deskd's does (a login
         // script may be waiting on the network); the desktop's log says why if it never gets there.
