@@ -93,6 +93,7 @@ struct ClusterBringUp: Sendable {
         guard let key = cluster.keyBytes else { throw DeskError(.internalError, "the session's hop key is damaged.") }
         session.clusterHub.register(session: session.id, key: key)
         let scheduler = environment.cluster.scheduler, user = account.name
+        // sbatch: Slurm answers when it answers (seconds on a busy controller).
         let jobID = try await onDedicatedThread { scheduler.submit(submission, user: user) }.get()
         session.footprint.insert(.job)
         session.record.session.slurm = SlurmJob(jobId: jobID, partition: options.partition, state: "PENDING", timeLimit: options.time)

@@ -162,6 +162,8 @@ final class ClusterHub: Sendable {
     }
 
     /// Runs `work` to its end from this blocking thread, so reports reach the session in order.
+    /// The one way from a thread outside Swift concurrency into an actor: a task, which this
+    /// thread (never one of the cooperative pool's) waits for.
     private static func wait(_ work: @escaping @Sendable () async -> Void) {
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -51,6 +51,7 @@ extension SessionService {
         }
         guard !followed.isEmpty else { return }
         let scheduler = environment.cluster.scheduler
+        // squeue: Slurm answers when it answers (seconds on a busy controller).
         guard let rows = await onDedicatedThread({ scheduler.desktopJobs() }) else {
             logger.warning("squeue did not answer; cluster desktops keep their last known state")
             return

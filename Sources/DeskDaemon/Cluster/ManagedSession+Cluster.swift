@@ -50,12 +50,16 @@ extension ManagedSession {
     /// has passed (the job may still be queued: the caller answers with what there is).
     func awaitReady(within timeout: Duration) async {
         guard lifecycle == .starting else { return }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.releaseReadyWaiters()
+        await withTaskGroup(of: Void.self) { group in
+            // The timeout, a child of this wait: it releases the waiters if the job is slower,
+            // and is cancelled (its sleep ends at once) when the job was quicker.
+            group.addTask { [weak self] in
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                await self?.releaseReadyWaiters()
+            }
+            await withCheckedContinuation { readyWaiters.append($0) }
+            group.cancelAll()
         }
-        await withCheckedContinuation { readyWaiters.append($0) }
-        timer.cancel()
     }
 
     func releaseReadyWaiters() {
@@ -169,6 +173,7 @@ extension ManagedSession {
         job.extendedSeconds = used + seconds
         record.session.slurm = job
         let jobID = job.jobId
+        // scontrol: Slurm answers when it answers.
         if let failure = await onDedicatedThread({ scheduler.extend(jobID: jobID, bySeconds: seconds) }) {
             // Given back only when Slurm surely did not take it (a scontrol that never answered
             // may have). Read first, then written: one access to `record` at a time.
@@ -216,6 +221,7 @@ extension ManagedSession {
             throw DeskError(.noSuchSession, "the desktop on \(display) has not reported where it runs yet; see deskctl list.")
         }
         let display = self.display
+        // The hop and an RFB handshake with a node: seconds, bounded by the probe's timeout.
         let outcome = await onDedicatedThread { () -> Result<RFBProbe, RFBClient.Failure> in
             let start = ContinuousClock.now
             do throws(RFBClient.Failure) {
@@ -256,6 +262,7 @@ extension ManagedSession {
         clusterHub.send(JobCommand(.end), to: id)
         if !job.hasEnded {
             let scheduler = environment.cluster.scheduler, user = self.user, jobID = job.jobId
+            // scancel: Slurm answers when it answers.
             if let failure = await onDedicatedThread({ scheduler.cancel(jobID: jobID, user: user) }) {
                 logger.warning("could not cancel a cluster desktop's job", metadata: record.session.logMetadata.merging(["error": "\(failure.message)"]) { $1 })
             }

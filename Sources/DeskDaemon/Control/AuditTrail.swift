@@ -77,7 +77,7 @@ final class AuditTrail: Sendable {
     func newest(visibleTo caller: Caller, since: Date?, user: String?, count: Int, bytes: Int) async throws(DeskError) -> [AuditEntry] {
         if let refusal = readers.withLock({ $0.enter(uid: caller.uid) }) { throw refusal }
         let files = [path, path + ".1"]
-        let entries = await onDedicatedThread {
+        let entries = await onBlockingPool {
             Self.newest(in: files, visibleTo: caller, since: since, user: user, count: count, bytes: bytes)
         }
         readers.withLock { $0.leave(uid: caller.uid) }

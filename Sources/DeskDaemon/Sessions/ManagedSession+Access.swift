@@ -37,6 +37,7 @@ extension ManagedSession {
         if isCluster { return try await clusterProbe(timeout: timeout) }
         let exposure = environment.configuration.value.vncExposure
         let host = self.host, directory = self.directory, endpoint = self.endpoint, xvnc = record.session.pid, display = self.display
+        // An RFB handshake with a server that may be stopped: up to the probe's timeout.
         let outcome = await onDedicatedThread { () -> Result<RFBProbe, RFBClient.Failure> in
             let password = host.readPassword(of: directory).flatMap(VNCPasswordFile.decode)
             return host.probe(endpoint, host: exposure.reachableAddress, xvnc: xvnc, authenticate: exposure.allowsPasswordProbe,
@@ -100,6 +101,7 @@ extension ManagedSession {
         guard exposure.allowsPasswordProbe || !exposure.usesTCP else { return nil }
         let host = self.host, directory = self.directory, owner = record.session.uid, group = record.session.gid
         let lock = passwordFile
+        // Files in the session's directory, which is the user's: they can make it slow.
         let password = await onDedicatedThread { () -> String? in
             lock.withLock {
                 guard let bytes = host.readPassword(of: directory), let full = VNCPasswordFile.decode(bytes) else { return nil }
@@ -138,6 +140,7 @@ extension ManagedSession {
         let fresh = SessionPassword.generate()
         let display = self.display, lock = passwordFile
         // The directory is the user's: read and written off the actor, like every other touch of it.
+        // Files in the session's directory, which is the user's: they can make it slow.
         let written = await onDedicatedThread { () -> Result<Void, DeskError> in lock.withLock { () -> Result<Void, DeskError> in
             let bytes: [UInt8]
             if viewOnly {

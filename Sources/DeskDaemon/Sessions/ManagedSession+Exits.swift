@@ -67,7 +67,8 @@ extension ManagedSession {
             guard Date().timeIntervalSince(record.session.startedAt) < Double(window.components.seconds) else { return false }
             let archive = environment.archive
             // No record yet (a host too loaded for deskd-session to write it within a second)
-            // is not a failure: the processes left decide, as they did before.
+            // is not a failure: the processes left decide, as they did before. (A wait of up to a
+            // second: a thread of its own.)
             if let logDirectory = record.logDirectory,
                let end = await onDedicatedThread({ Self.desktopEnd(in: logDirectory, archive: archive) }), end != .exited(status: 0) {
                 let how = end.description
@@ -102,7 +103,7 @@ extension ManagedSession {
     func sessionClients() async -> [pid_t]? {
         let host = self.host, server = record.session.pid, socket = clientSocket
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
-        return await onDedicatedThread { host.desktopClients(server: server, socket: socket, cgroup: cgroup, desktop: nil) }
+        return await onBlockingPool { host.desktopClients(server: server, socket: socket, cgroup: cgroup, desktop: nil) }
     }
 
     /// The monitor's look, each second, at a session kept for the clients its desktop left: it
@@ -139,6 +140,7 @@ extension ManagedSession {
     func startDesktop() async {
         guard isRunning, let login else { return }
         let deadline = ContinuousClock.now + .seconds(10)
+        // deskd-session's answer: up to the deadline.
         switch await onDedicatedThread({ login.startDesktop(until: deadline) }) {
         case .success(let pid):
             guard !isEnding else { return }

@@ -25,7 +25,7 @@ extension ManagedSession {
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }
 
-        var remaining = footprint.contains(.processes) ? await onDedicatedThread(members) : []
+        var remaining = footprint.contains(.processes) ? await onBlockingPool(members) : []
         if !remaining.isEmpty {
             for pid in remaining { host.signal(pid, SIGTERM) }
             remaining = await Self.waitUntilEmpty(members, for: configuration.killGrace)
@@ -95,7 +95,7 @@ extension ManagedSession {
             let summary = SessionSummary(session)
             let archive = environment.archive, keep = environment.configuration.value.keptSessionLogs
             let live = await environment.registry.ids.subtracting([id])
-            exits = await onDedicatedThread {
+            exits = await onBlockingPool {
                 let exits = archive.end(in: path, summary, reason: reason, at: Date())
                 archive.prune(owner: session.uid, keep: keep, live: live)
                 return exits

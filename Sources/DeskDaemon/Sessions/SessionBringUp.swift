@@ -82,6 +82,7 @@ struct SessionBringUp: Sendable {
         let held = await environment.registry.heldDisplays
         let range = configuration.displayRange, portBase = configuration.vncExposure.rfbPortBase, requested = plan.display
         let host = self.host
+        // Lock files are anyone's to plant, as slow to read as they made them.
         let choice = await onDedicatedThread { () -> Result<(Display, [(Display, String)]), DeskError> in
             let occupancy = host.displayOccupancy(in: range, rfbPortBase: portBase)
             var planted: [(Display, String)] = []
@@ -179,6 +180,7 @@ struct SessionBringUp: Sendable {
         timings.mark("prepared")
 
         let login = try startLogin(on: session, helper: helperPath, logDirectory: logDirectory)
+        // deskd-session's answer (PAM, then the server's spawn): up to the start's deadline.
         let started = await onDedicatedThread { login.awaitStart(until: deadline) }
         if case .server(let pid) = started { session.record.session.pid = pid }
         try session.stopIfKilled()
@@ -267,6 +269,7 @@ struct SessionBringUp: Sendable {
     private func awaitHandshake(on session: isolated ManagedSession, logDirectory: String, deadline: ContinuousClock.Instant) async throws(Failure) {
         let host = self.host, xvnc = session.record.session.pid, endpoint = session.endpoint, display = session.display
         let address = configuration.vncExposure.reachableAddress
+        // Greets the server until it answers: up to the start's deadline.
         let readiness = await onDedicatedThread { host.awaitRFB(endpoint, host: address, xvnc: xvnc, until: deadline) }
         try session.stopIfKilled()
         switch readiness {
@@ -276,7 +279,7 @@ struct SessionBringUp: Sendable {
             environment.logger.warning("session endpoint held by another process; start refused", metadata: session.record.session.logMetadata.merging(["endpoint.holder": "\(what)"]) { $1 })
             throw .failed(DeskError(.displayBusy, "the desktop on \(display) was not started: \(what); deskd handed out no password. Ask an admin to find that process, or start on another display."), step: "endpoint held by another process")
         case .exited:
-            let lines = await onDedicatedThread { host.tail(of: logDirectory + "/\(ProcessRole.server.rawValue).log", lines: 8) }
+            let lines = await onBlockingPool { host.tail(of: logDirectory + "/\(ProcessRole.server.rawValue).log", lines: 8) }
             if server.displayWasTaken(log: lines) {
                 throw .displayTaken
             }
@@ -313,6 +316,7 @@ extension SessionBringUp {
     private func bringUpDesktop(on session: isolated ManagedSession, login: any LoginProcess, logDirectory: String,
                                 until deadline: ContinuousClock.Instant) async throws(Failure) {
         let host = environment.host, xvnc = session.record.session.pid, display = session.display, template = plan.template.name
+        // deskd-session's answer: up to the start's deadline.
         let launched = await onDedicatedThread { login.startDesktop(until: deadline) }
         let desktop: pid_t
         switch launched {
@@ -330,13 +334,15 @@ extension SessionBringUp {
         let reached: @Sendable () -> Bool = {
             host.desktopClients(server: xvnc, socket: socket, cgroup: cgroup, desktop: desktop)?.isEmpty == false
         }
+        // Watches the desktop reach its display: up to the start's deadline.
         var outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
         try session.stopIfKilled()
         if case .ended(role: .desktop, how: .exited(status: 0)) = outcome {
             let record = session.record.session
-            let left = await onDedicatedThread { host.processes(of: record, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
+            let left = await onBlockingPool { host.processes(of: record, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
             if !left.isEmpty {
                 session.desktopLeftRunning(logDirectory: logDirectory, processes: left.count)
+                // The same watch, up to the same deadline.
                 outcome = await onDedicatedThread { login.awaitDesktop(until: deadline, settled: reached) }
                 try session.stopIfKilled()
                 if case .stillStarting = outcome {
@@ -362,7 +368,7 @@ extension SessionBringUp {
     private func failFirstMoments(on session: isolated ManagedSession, role: ProcessRole, how: String, logDirectory: String) async throws(Failure) -> Never {
         let log = role.rawValue + ".log"
         let host = environment.host, display = session.display, template = plan.template.name
-        let lines = await onDedicatedThread { host.tail(of: logDirectory + "/" + log, lines: 8) }
+        let lines = await onBlockingPool { host.tail(of: logDirectory + "/" + log, lines: 8) }
         environment.logger.warning("session process exited before the desktop reached its display; start failed",
                                    metadata: session.record.session.logMetadata.merging(["process.role": "\(role)", "process.exit": "\(how)"]) { $1 })
         let tail = lines.isEmpty ? "its log is empty" : "its last log lines: " + lines.suffix(4).joined(separator: " | ")

@@ -55,6 +55,8 @@ final class SessionChanges: Sendable {
                 return state.lastWaiter
             }
             guard let id = registered else { return continuation.resume(returning: generation(for: audience)) }
+            // The waiter's deadline, started inside its continuation (no task to hang it on);
+            // a change that wakes the waiter cancels it.
             let timer = Task { [self] in
                 try? await Task.sleep(for: wait)
                 guard !Task.isCancelled else { return }

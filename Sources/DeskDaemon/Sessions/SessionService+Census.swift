@@ -59,7 +59,7 @@ extension SessionService {
             if let subject = await managed.censusSubject { subjects.append(subject) }
         }
         let host = self.host, socketDirectory = configuration.runtimeDirectory
-        let counts = await onDedicatedThread { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
+        let counts = await onBlockingPool { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
         for managed in sessions {
             if let count = counts[managed.id] {
                 await managed.apply(count, now: now)
@@ -75,7 +75,7 @@ extension SessionService {
         let range = configuration.displayRange
         let held = await registry.heldDisplays
         let host = self.host, portBase = configuration.vncExposure.rfbPortBase
-        return await onDedicatedThread {
+        return await onBlockingPool {
             let occupancy = host.displayOccupancy(in: range, rfbPortBase: portBase)
             return range.map(Display.init).compactMap { display in
                 guard !held.contains(display) else { return nil }

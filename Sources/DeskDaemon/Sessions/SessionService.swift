@@ -160,6 +160,7 @@ public final class SessionService: Sendable {
     func clusterPartitions(now: ContinuousClock.Instant = .now) async -> [SlurmPartition]? {
         if let cached = partitionCache.withLock({ $0 }), now - cached.at < Self.partitionsFresh { return cached.partitions }
         let scheduler = environment.cluster.scheduler
+        // sinfo: Slurm answers when it answers.
         guard let partitions = await onDedicatedThread({ scheduler.partitions() }) else { return nil }
         partitionCache.withLock { $0 = (now, partitions) }
         return partitions
@@ -230,7 +231,7 @@ public final class SessionService: Sendable {
             }
         }
         let archive = environment.archive, keep = configuration.keptSessionLogs, live = await registry.ids
-        await onDedicatedThread { archive.pruneAll(keep: keep, live: live) }
+        await onBlockingPool { archive.pruneAll(keep: keep, live: live) }
     }
 
     /// Counts a credential change (`url`, `url --revoke`, `passwd`, `extend`) of a user who is no
@@ -327,7 +328,7 @@ public final class SessionService: Sendable {
         let archive = environment.archive, target = request.target
         var running: String?
         if case .display(let display) = target { running = await registry.session(on: display)?.record.logDirectory }
-        let found: (summary: SessionSummary, path: String)? = await onDedicatedThread { [running] in
+        let found: (summary: SessionSummary, path: String)? = await onBlockingPool { [running] in
             switch target {
             case .session(let id):
                 return archive.path(of: id).flatMap { path in archive.summary(in: path).map { ($0, path) } }
@@ -344,6 +345,6 @@ public final class SessionService: Sendable {
             throw DeskError(.permissionDenied, "the logs of \(target.description) belong to another user's session; only its owner or an admin may read them.")
         }
         let lines = request.lines
-        return await onDedicatedThread { archive.logs(of: found.summary, in: found.path, lines: lines, bytes: SessionLogs.maxReplyBytes) }
+        return await onBlockingPool { archive.logs(of: found.summary, in: found.path, lines: lines, bytes: SessionLogs.maxReplyBytes) }
     }
 }

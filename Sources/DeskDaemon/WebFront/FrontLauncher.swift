@@ -36,6 +36,7 @@ struct FrontLauncher: Service {
             let started = ContinuousClock.now
             await withTaskCancellationHandler {
                 await withGracefulShutdownHandler {
+                    // Waits as long as deskd-web runs: a thread of its own, for its whole life.
                     _ = await onDedicatedThread { front.waitForExit() }
                 } onGracefulShutdown: {
                     Self.stop(front)
@@ -59,6 +60,8 @@ struct FrontLauncher: Service {
     /// open until it has been reaped, so no other process is ever signalled).
     private static func stop(_ front: WebFrontProcess) {
         front.signal(SIGTERM)
+        // From a shutdown or cancellation handler, which must not wait: the SIGKILL follows
+        // on a task of its own (the pidfd keeps it to this process, reaped or not).
         Task {
             try? await Task.sleep(for: .seconds(2))
             front.signal(SIGKILL)

@@ -148,6 +148,7 @@ struct FrontRequests: Sendable {
         }
         defer { loginsUnderWay.give() }
         let login = relay.login, timeout = handshakeTimeout
+        // An RFB login to a server that may be stopped: up to the handshake timeout.
         let opened = await onDedicatedThread { Result { () throws(RFBClient.Failure) in try login.open(timeout: timeout) } }
         switch opened {
         case .success(let fd):

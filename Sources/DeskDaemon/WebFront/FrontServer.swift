@@ -189,6 +189,8 @@ final class FrontServer: Service, Sendable {
                 return
             }
             let requests = requests
+            // This loop is a blocking reader's thread, outside Swift concurrency: a slow request
+            // becomes a task of its own, at most `limit` of them per front at once.
             Task {
                 await requests.handle(request, from: peer)
                 limit.give()

@@ -84,6 +84,8 @@ final class LoginSlots: Sendable {
             }
             guard !queued else { return }
             let wait = limits.wait
+            // The waiter's deadline, started inside its continuation (no task to hang it on):
+            // it only ever gives up a slot wait that is still queued.
             Task { [self] in
                 try? await Task.sleep(for: wait)
                 giveUp(id)

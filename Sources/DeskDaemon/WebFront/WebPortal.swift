@@ -121,6 +121,7 @@ actor WebPortal {
     /// asks something more (a question for the page) or ends.
     private func drive(_ helper: AuthHelper, user: String, account uid: UInt32, peer: WebPeer, password: String?, answer: String?,
                        began: ContinuousClock.Instant) async -> LoginStep {
+        // deskd-auth answers when PAM does (a slow directory, a delay after a wrong password).
         let outcome = await onDedicatedThread { () -> AuthOutcome in
             var messages: [String] = []
             /// What modules said as errors (pam_unix's "Your account has expired", only once the

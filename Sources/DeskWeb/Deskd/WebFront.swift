@@ -53,14 +53,16 @@ public struct WebFront: Sendable {
     /// own, all of them ended when the link ends.
     func serve(_ link: DeskdLink) async {
         let (events, delivery) = AsyncStream.makeStream(of: (FrontEvent, [Int32]).self)
-        Task {
-            await onDedicatedThread {
-                link.readEvents { delivery.yield(($0, $1)) }
-                delivery.finish()
-            }
-        }
         let counts = CountsReporter(link: link)
         await withTaskGroup(of: Void.self) { group in
+            // The link's reader blocks in recvmsg for as long as the link lasts: a thread of its
+            // own, in the group, which it leaves when the link ends (and with it the events).
+            group.addTask {
+                await onDedicatedThread {
+                    link.readEvents { delivery.yield(($0, $1)) }
+                    delivery.finish()
+                }
+            }
             var gateway: Gateway?
             for await (event, descriptors) in events {
                 switch event {
@@ -131,6 +133,8 @@ final class CountsReporter: Sendable {
             return true
         }
         guard start else { return }
+        // Called from the gateway's event loops, synchronously: the burst's one report is a
+        // task of its own, which ends after `gather` and holds nothing else.
         Task { [self] in
             try? await Task.sleep(for: Self.gather)
             let metrics = state.withLock { state -> GatewayMetrics? in

@@ -142,6 +142,8 @@ extension GatewayHTTPHandler {
             // The stream waits on deskd for as long as it runs.
             questions.asked()
             let ends = ContinuousClock.now + streams.limits.lifetime
+            // Started from the channel's handler, synchronously; the channel's close cancels it
+            // (below), and it ends by itself at the stream's lifetime.
             let stream = Task {
                 defer {
                     streams.close(cookie: cookie, account: account)
