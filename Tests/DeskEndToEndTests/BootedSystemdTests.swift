@@ -37,7 +37,7 @@ import VNCViewer
     /// a Wayland desktop's programs must find at the login's runtime directory, and noVNC, for
     /// the portal's Open in Chromium (issue 49).
     static let waylandPreinstalled = ["trixie": ["labwc", "wayvnc", "foot", "waybar", "xwayland", "wlr-randr", "xfce4", "librsvg2-common",
-                                                 "sway", "pipewire", "pipewire-bin", "novnc"]]
+                                                 "sway", "pipewire", "pipewire-bin", "novnc", "fonts-font-awesome"]]
     static let resize = TestEnvironment.repository.appendingPathComponent("Tests/rfb/set_desktop_size.py").path
     static let thread = DedicatedThreadExecutor()
     static let secondThread = DedicatedThreadExecutor()
@@ -428,7 +428,7 @@ import VNCViewer
                 let killed = try box.exec(["runuser", "-u", walker, "--", "deskctl", "kill", session.display.description])
                 #expect(killed.status == 0, "\(killed.stderr)")
             }
-            // The desktop's programs (the user's systemd instance and PipeWire stay their while).
+            // The desktop's programs (the user's systemd instance and PipeWire stay a while).
             let programs = [desktop, "wayvnc", "foot", "waybar", "swaybar", "swaybg", "Xwayland"]
             var left = ""
             #expect(eventually(10) {

@@ -72,13 +72,13 @@ extension EndToEnd {
         #expect(!daemon.logText.contains(try #require(keptBanner)), "Xvnc's banner reached deskd's stderr:\n\(daemon.logText)")
 
         // The admin turns the copy on and reloads: the next desktop's output reaches the journal,
-        // as "[ID :N xvnc] Xvnc TigerVNC …"; the running one keeps what it started with.
+        // as "[ID :N server] Xvnc TigerVNC …"; the running one keeps what it started with.
         try "[sessions]\njournal_output = true\n".write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         kill(try #require(daemon.process?.processIdentifier), SIGHUP)
         #expect(eventually { daemon.logText.contains("configuration reloaded") }, "\(daemon.logText)")
         let copied = try daemon.start(tess.name)
         #expect(ProcFS.isAlive(copied.pid))
-        #expect(eventually(10) { daemon.logText.contains("[\(copied.id) \(copied.display) xvnc] ") }, "\(daemon.logText)")
+        #expect(eventually(10) { daemon.logText.contains("[\(copied.id) \(copied.display) server] ") }, "\(daemon.logText)")
         #expect(banner(copied) != nil, "the kept log has the output too")
         #expect(!daemon.logText.contains("[\(kept.id) "))
         #expect(try daemon.deskctl(["kill", "--all"]).status == 0)
