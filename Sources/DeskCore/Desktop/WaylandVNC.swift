@@ -79,8 +79,8 @@ public struct WaylandVNC: DisplayServer {
     /// $1 compositor, $2 its size (WIDTHxHEIGHT), $3 wayvnc, $4 the RFB socket, $5 the private
     /// directory. The startup hook, a script of its own in the private directory (so neither the
     /// compositor's configuration syntax nor the shell here has to quote it), runs once the
-    /// compositor serves its display; it records the displays in one rename, and the launcher
-    /// then starts wayvnc on that display. wayvnc's own runtime directory is the private one
+    /// compositor serves its display; it records the displays in one rename and wakes the
+    /// launcher (SIGUSR1), which then starts wayvnc on that display. wayvnc's own runtime directory is the private one
     /// (its control socket goes there, one per desktop), and it reads no configuration file of
     /// the user's (-C /dev/null): one could turn on a listener on the network.
     var launcher: String {
@@ -104,7 +104,7 @@ public struct WaylandVNC: DisplayServer {
             // saying the configuration has errors. deskd's copy leaves out a wallpaper that is
             // not there; a user's own configuration is read as it is.
             start = """
-                printf '%s\\n' \(shellQuoted(hook)) > "$hook"
+                printf '%s\\n%s\\n' \(shellQuoted(hook)) "$wake" > "$hook"
                 config="$5/sway.config"
                 base="${XDG_CONFIG_HOME:-$HOME/.config}/sway/config"
                 if [ ! -r "$base" ]; then
@@ -118,25 +118,32 @@ public struct WaylandVNC: DisplayServer {
             // The output's size first, so wayvnc starts at it. The size is WIDTHxHEIGHT, digits
             // and an x (deskd parsed it): a word of its own.
             start = """
-                printf 'command -v wlr-randr >/dev/null && wlr-randr --output HEADLESS-1 --custom-mode %s\\n%s\\n' "$2" \(shellQuoted(hook)) > "$hook"
+                printf 'command -v wlr-randr >/dev/null && wlr-randr --output HEADLESS-1 --custom-mode %s\\n%s\\n%s\\n' "$2" \(shellQuoted(hook)) "$wake" > "$hook"
                 (umask 022 && exec $bus "$1" -s "/bin/sh $hook") &
                 """
         }
         return """
             unset WAYLAND_DISPLAY DISPLAY SWAYSOCK
             export WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman
-            hook="$5/deskd-started.sh" record="$5/\(Self.environmentFile)"
+            hook="$5/deskd-started.sh" record="$5/\(Self.environmentFile)" wake="kill -USR1 $$ 2>/dev/null"
+            # The hook's signal ends the wait below at once (the compositor's own is the default).
+            trap : USR1
             # A session bus of the desktop's own where the login has none (no user bus runs).
             bus=
             if [ -z "$DBUS_SESSION_BUS_ADDRESS" ] && [ ! -S "$XDG_RUNTIME_DIR/bus" ] && command -v dbus-run-session >/dev/null; then bus="dbus-run-session --"; fi
             \(start)
-            compositor=$!
-            tries=0
+            compositor=$! sleeper= tries=0
             until [ -e "$record" ]; do
                 kill -0 "$compositor" 2>/dev/null || { echo "deskd: $1 ended before it served its display" >&2; exit 1; }
-                tries=$((tries + 1)); [ "$tries" -lt 6000 ] || { echo "deskd: $1 served no display within 30 s" >&2; exit 1; }
-                sleep 0.005
+                tries=$((tries + 1)); [ "$tries" -le 60 ] || { echo "deskd: $1 served no display within 30 s" >&2; exit 1; }
+                # Half a second at most: only a signal that came between the look and the wait
+                # is not seen at once.
+                sleep 0.5 & sleeper=$!
+                wait "$sleeper"
             done
+            [ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null
+            # A signal of the hook's after the look is nothing to wayvnc either.
+            trap '' USR1
             while IFS='=' read -r name value; do [ "$name" = WAYLAND_DISPLAY ] && WAYLAND_DISPLAY=$value; done < "$record"
             export WAYLAND_DISPLAY
             XDG_RUNTIME_DIR=$5 exec "$3" -C /dev/null -u "$4"
