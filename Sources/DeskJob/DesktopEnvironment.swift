@@ -12,10 +12,12 @@ struct DesktopEnvironment {
     /// What the job itself was given and the desktop keeps: LANG (else C.UTF-8) and SLURM_JOB_ID.
     let language: String
     let slurmJobID: String?
-    /// The login's runtime directory on the node: the job's XDG_RUNTIME_DIR, else
-    /// /run/user/UID, where it is a directory of the job's user that no one else may enter; nil
-    /// where the node has none (no pam_systemd in Slurm's PAM stack), and a Wayland desktop then
-    /// keeps its private directory, as deskd's local desktops do.
+    /// The login's runtime directory on the node: the job's own XDG_RUNTIME_DIR (pam_systemd in
+    /// Slurm's PAM stack made it for the job, so it lasts as long as the job), where it is a
+    /// directory of the job's user that no one else may enter. Not /run/user/UID found by itself:
+    /// another login's of the user (an ssh session to the node) would take it away when it ends.
+    /// nil where the job has none, and a Wayland desktop then keeps its private directory, as
+    /// deskd's local desktops do.
     let runtimeDirectory: String?
 
     static let path = "/usr/local/bin:/usr/bin:/bin"
@@ -25,8 +27,7 @@ struct DesktopEnvironment {
         self.sessionID = sessionID
         self.language = Self.variable("LANG").flatMap { $0.isEmpty ? nil : $0 } ?? "C.UTF-8"
         self.slurmJobID = Self.variable("SLURM_JOB_ID")
-        self.runtimeDirectory = [Self.variable("XDG_RUNTIME_DIR"), WaylandVNC.loginRuntimeDirectory(uid: account.uid)]
-            .compactMap { $0 }.first(where: Self.isPrivateDirectory)
+        self.runtimeDirectory = Self.variable("XDG_RUNTIME_DIR").flatMap { Self.isPrivateDirectory($0) ? $0 : nil }
     }
 
     /// A directory (not a link to one) of this process's user, closed to everyone else.

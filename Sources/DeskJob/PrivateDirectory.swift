@@ -24,11 +24,13 @@ final class PrivateDirectory {
 
     /// Under $TMPDIR when it is an absolute path to a directory (Slurm sites point it at a
     /// per-job scratch area), else /tmp; /tmp too when $TMPDIR is so deep that the RFB socket's
-    /// path would not fit a sockaddr_un.
+    /// path would not fit a sockaddr_un, or holds a character other than a letter, a digit or
+    /// `/._-`: the path goes unquoted where a compositor splits its startup command at spaces
+    /// (labwc's -s) and into a D-Bus address (where `,`, `;` and `%` mean something).
     static func make(temporaryDirectory: String?) throws(JobFailure) -> PrivateDirectory {
         let template = "deskd-job-XXXXXX"
         var parent = "/tmp"
-        if let candidate = temporaryDirectory, candidate.hasPrefix("/"), isDirectory(candidate) {
+        if let candidate = temporaryDirectory, candidate.hasPrefix("/"), candidate.utf8.allSatisfy(isPlain), isDirectory(candidate) {
             let trimmed = candidate.count > 1 && candidate.hasSuffix("/") ? String(candidate.dropLast()) : candidate
             if (trimmed + "/" + template + "/" + socketName).utf8.count <= socketPathLimit { parent = trimmed }
         }
@@ -49,6 +51,11 @@ final class PrivateDirectory {
     private init(path: String, fd: Int32) {
         self.path = path
         self.fd = fd
+    }
+
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "/._-".utf8.contains(byte)
     }
 
     private static func isDirectory(_ path: String) -> Bool {

@@ -16,4 +16,8 @@ public enum ProcessRole: String, Sendable, Equatable, CaseIterable {
 
     /// What its log and exit record were named before, where that differs.
     public var formerName: String? { self == .server ? "xvnc" : nil }
+
+    /// Its word on the wire and its files' name: the former one for a deskd that reads only
+    /// that (`SessionSpec.speaksFormerWords`).
+    public func word(former: Bool) -> String { former ? formerName ?? rawValue : rawValue }
 }

@@ -25,20 +25,25 @@ public enum SessionReply: Sendable, Equatable {
 
     /// The line without its newline. A newline inside a sentence becomes a space, since it
     /// would end the line early.
-    public var line: String {
+    public var line: String { line(former: false) }
+
+    /// The line, in the former words (`xvnc`) for a deskd that reads only those.
+    public func line(former: Bool) -> String {
         switch self {
         case .ok: Self.line(.ok)
-        case .server(let pid): Self.line(.server, String(pid))
+        case .server(let pid): Self.line(former ? .xvnc : .server, String(pid))
         case .refused(let refusal): Self.line(.refused, String(refusal.status) + " " + refusal.sentence)
         case .failed(let sentence): Self.line(.failed, sentence)
         case .taken(let sentence): Self.line(.taken, sentence)
         case .desktop(let pid): Self.line(.desktop, String(pid))
-        case .exit(let role, let end): Self.line(.exit, role.rawValue + " " + end.description)
+        case .exit(let role, let end): Self.line(.exit, role.word(former: former) + " " + end.description)
         }
     }
 
     /// The line as written to the pipe, newline included.
-    public var encoded: [UInt8] { Array(line.utf8) + [UInt8(ascii: "\n")] }
+    public var encoded: [UInt8] { encoded(former: false) }
+
+    public func encoded(former: Bool) -> [UInt8] { Array(line(former: former).utf8) + [UInt8(ascii: "\n")] }
 
     /// The reply a line (without its newline) says; nil for a line no deskd-session writes.
     public init?(line: String) {

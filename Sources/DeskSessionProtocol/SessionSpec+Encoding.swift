@@ -81,6 +81,12 @@ extension SessionSpec {
         case .cgroup: cgroup = value
         case .serverUmask: serverUmask = mode_t(try Self.number(value, key, radix: 8) as UInt32)
         case .server: server.append(value)
+        case .formerServerUmask:
+            serverUmask = mode_t(try Self.number(value, key, radix: 8) as UInt32)
+            speaksFormerWords = true
+        case .formerServer:
+            server.append(value)
+            speaksFormerWords = true
         case .desktop: desktop.append(value)
         case .sessionType:
             guard ["x11", "wayland"].contains(value) else { throw .bad("'\(value)' is not a session type (x11 or wayland)") }

@@ -29,6 +29,11 @@ public struct SessionSpec: Sendable, Equatable {
     public var sessionType: String
     /// The session's variables as `KEY=VALUE`.
     public var environment: [String]
+    /// The spec came from a deskd of before the display server's role was `server` (its keys
+    /// `xvnc` and `xvnc-umask`): an upgrade is under way, the old deskd still runs and reads only
+    /// the former words, so deskd-session answers in those (`SessionReply.line(former:)`) and
+    /// names its files so (`ProcessRole.word(former:)`).
+    public var speaksFormerWords = false
     /// The session's own X socket directory, mounted on /tmp/.X11-unix in the session's mount
     /// namespace (deskd-session's PrivateXSockets); nil runs the session in the host's.
     public var xSocketDirectory: String?
@@ -47,6 +52,9 @@ public struct SessionSpec: Sendable, Equatable {
         case logLimit = "log-limit"
         case journal, cgroup, server
         case serverUmask = "server-umask"
+        /// `server` and `server-umask`, as a deskd of before wrote them.
+        case formerServer = "xvnc"
+        case formerServerUmask = "xvnc-umask"
         case desktop
         case sessionType = "session-type"
         case environment = "env"

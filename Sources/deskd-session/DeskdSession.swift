@@ -27,6 +27,7 @@ enum DeskdSession {
             case .bad(let what): fail(.failed("deskd-session got a bad spec: \(what)."))
             }
         }
+        speaksFormerWords = spec.speaksFormerWords
         // The account database must still say what deskd read a moment ago.
         guard let account = getpwnam(spec.user), account.pointee.pw_uid == spec.uid, account.pointee.pw_gid == spec.gid else {
             fail(.failed("the account \(spec.user) changed while its desktop was starting; try again."))
@@ -102,9 +103,12 @@ enum DeskdSession {
     }
 }
 
+/// The words deskd reads: the former ones for a deskd of before (an upgrade under way).
+nonisolated(unsafe) var speaksFormerWords = false
+
 /// Tells deskd, in one write so that deskd never reads half a line.
 func report(_ reply: SessionReply) {
-    let line = reply.encoded
+    let line = reply.encoded(former: speaksFormerWords)
     _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
 }
 

@@ -118,8 +118,9 @@ final class Supervisor {
         // Only deskd-session's end polls; the process's stdout must block as any stdout does, or
         // a desktop writing faster than the log keeps up gets EAGAIN and dies of it.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) & ~O_NONBLOCK)
-        let log = OutputLog(path: spec.logDirectory + "/\(role.rawValue).log", limit: spec.logLimit,
-                            journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(role.rawValue)] " : nil)
+        let name = role.word(former: spec.speaksFormerWords)
+        let log = OutputLog(path: spec.logDirectory + "/\(name).log", limit: spec.logLimit,
+                            journalPrefix: spec.journal ? "[\(spec.sessionID) \(spec.display) \(name)] " : nil)
         var pidfd: Int32 = -1
         let pid = argv.withCStringArray { argvPointer in
             environment.withCStringArray { envp in
@@ -202,7 +203,7 @@ final class Supervisor {
 
     /// Writes how `role` ended beside its log, and tells deskd.
     private func record(_ role: ProcessRole, _ end: ProcessEnd) {
-        let path = spec.logDirectory + "/\(role.rawValue).exit"
+        let path = spec.logDirectory + "/\(role.word(former: spec.speaksFormerWords)).exit"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd >= 0 {
             let bytes = Array((end.description + "\n").utf8)

@@ -79,6 +79,21 @@ import Testing
         let fallback = try PrivateDirectory.make(temporaryDirectory: deep)
         defer { fallback.remove() }
         #expect(fallback.path.hasPrefix("/tmp/deskd-job-") && fallback.rfbSocket.utf8.count <= PrivateDirectory.socketPathLimit)
+        // A path a compositor's startup command or a D-Bus address would read otherwise.
+        for odd in ["scratch dir", "a,b", "p%41"] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(odd).path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let passedOver = try PrivateDirectory.make(temporaryDirectory: path)
+            defer { passedOver.remove() }
+            #expect(passedOver.path.hasPrefix("/tmp/deskd-job-"), "\(odd): \(passedOver.path)")
+        }
+        let plain = FileManager.default.temporaryDirectory.appendingPathComponent("job_42.scratch-dir").path
+        try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: plain) }
+        let kept = try PrivateDirectory.make(temporaryDirectory: plain)
+        defer { kept.remove() }
+        #expect(kept.path.hasPrefix(plain + "/deskd-job-"))
     }
 
     /// Removing the directory removes what is in it, and never what a link in it points at.

@@ -105,6 +105,20 @@ import Testing
         }
     }
 
+    /// During a package upgrade the old deskd still runs for a while and starts the new
+    /// deskd-session with its former keys; the spec reads, and says to answer in those words.
+    @Test func aSpecFromADeskdOfBeforeReadsAndAsksForItsWords() throws {
+        let former = Self.stream([("user", "alice"), ("uid", "1001"), ("xvnc", "Xvnc"), ("xvnc", ":7"), ("xvnc-umask", "27"),
+                                  ("desktop", "sh"), ("log-directory", "/l")])
+        let spec = try Self.decode(former).spec
+        #expect(spec.server == ["Xvnc", ":7"] && spec.serverUmask == 0o27 && spec.speaksFormerWords)
+        #expect(!(try Self.decode(try Self.spec.encoded()).spec.speaksFormerWords))
+        #expect(SessionReply.server(812).line(former: true) == "xvnc 812")
+        #expect(SessionReply.exit(.server, .exited(status: 0)).line(former: true) == "exit xvnc exited with status 0")
+        #expect(SessionReply.exit(.desktop, .exited(status: 0)).line(former: true) == "exit desktop exited with status 0")
+        #expect(ProcessRole.server.word(former: true) == "xvnc" && ProcessRole.server.word(former: false) == "server")
+    }
+
     @Test func rootIsNoSessionOwner() {
         #expect(throws: SessionSpec.Failure.self) { try Self.decode(Self.stream(Self.required + [("uid", "0")])) }
     }

@@ -9,8 +9,8 @@
 /// are where programs look for them. Two desktops of one user share that directory without
 /// colliding: the compositor picks the first free `wayland-N` there, and the programs reach it by
 /// its absolute path (`WAYLAND_DISPLAY`), as the compositor's startup hook records it. Where the
-/// login has no session bus, the compositor runs under `dbus-run-session`: a bus of the desktop's
-/// own, which ends with it.
+/// login has no session bus, the desktop gets one of its own (a dbus-daemon in the private
+/// directory), which ends with it.
 ///
 /// The process deskd starts is a short shell launcher (`launcher`): it starts the compositor,
 /// waits until the compositor's startup hook has run, then becomes wayvnc (`exec`). So the pid
@@ -112,14 +112,14 @@ public struct WaylandVNC: DisplayServer {
                     awk '$1 == "output" && $3 == "bg" && $4 ~ "^/" { if ((getline line < $4) < 0) { print "# deskd: no such wallpaper: " $0; next } close($4) } { print }' /etc/sway/config > "$base"
                 fi
                 printf 'include "%s"\\noutput HEADLESS-1 resolution %s\\nexec /bin/sh "%s"\\n' "$base" "$2" "$hook" > "$config"
-                (umask 022 && exec $bus "$1" -c "$config") &
+                (umask 022 && exec "$1" -c "$config") &
                 """
         case .labwc:
             // The output's size first, so wayvnc starts at it. The size is WIDTHxHEIGHT, digits
             // and an x (deskd parsed it): a word of its own.
             start = """
                 printf 'command -v wlr-randr >/dev/null && wlr-randr --output HEADLESS-1 --custom-mode %s\\n%s\\n%s\\n' "$2" \(shellQuoted(hook)) "$wake" > "$hook"
-                (umask 022 && exec $bus "$1" -s "/bin/sh $hook") &
+                (umask 022 && exec "$1" -s "/bin/sh $hook") &
                 """
         }
         return """
@@ -128,9 +128,14 @@ public struct WaylandVNC: DisplayServer {
             hook="$5/deskd-started.sh" record="$5/\(Self.environmentFile)" wake="kill -USR1 $$ 2>/dev/null"
             # The hook's signal ends the wait below at once (the compositor's own is the default).
             trap : USR1
-            # A session bus of the desktop's own where the login has none (no user bus runs).
-            bus=
-            if [ -z "$DBUS_SESSION_BUS_ADDRESS" ] && [ ! -S "$XDG_RUNTIME_DIR/bus" ] && command -v dbus-run-session >/dev/null; then bus="dbus-run-session --"; fi
+            # A session bus of the desktop's own where the login has none (no user bus runs), its
+            # socket in the private directory. It starts beside the compositor rather than before
+            # it: it listens within milliseconds, long before the compositor's programs (started
+            # once its configuration is read) first ask for it; it ends with the session.
+            if [ -z "$DBUS_SESSION_BUS_ADDRESS" ] && [ ! -S "$XDG_RUNTIME_DIR/bus" ] && command -v dbus-daemon >/dev/null; then
+                dbus-daemon --session --address="unix:path=$5/bus" --nofork --nopidfile >/dev/null &
+                export DBUS_SESSION_BUS_ADDRESS="unix:path=$5/bus"
+            fi
             \(start)
             compositor=$! sleeper= tries=0
             until [ -e "$record" ]; do

@@ -51,10 +51,10 @@ extension ManagedSession {
     func awaitReady(within timeout: Duration) async {
         guard lifecycle == .starting else { return }
         await withTaskGroup(of: Void.self) { group in
-            // The timeout, a child of this wait: it releases the waiters if the job is slower,
-            // and is cancelled (its sleep ends at once) when the job was quicker.
+            // The timeout, a child of this wait: it releases the waiters when the job is slower,
+            // or at once when the wait is cancelled (its sleep ends then), so no waiter is left.
             group.addTask { [weak self] in
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                try? await Task.sleep(for: timeout)
                 await self?.releaseReadyWaiters()
             }
             await withCheckedContinuation { readyWaiters.append($0) }

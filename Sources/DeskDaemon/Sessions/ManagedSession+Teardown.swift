@@ -25,7 +25,7 @@ extension ManagedSession {
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }
 
-        var remaining = footprint.contains(.processes) ? await onBlockingPool(members) : []
+        var remaining = footprint.contains(.processes) ? await onDedicatedThread(members) : []
         if !remaining.isEmpty {
             for pid in remaining { host.signal(pid, SIGTERM) }
             remaining = await Self.waitUntilEmpty(members, for: configuration.killGrace)

@@ -339,7 +339,8 @@ extension SessionBringUp {
         try session.stopIfKilled()
         if case .ended(role: .desktop, how: .exited(status: 0)) = outcome {
             let record = session.record.session
-            let left = await onBlockingPool { host.processes(of: record, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
+            // Without cgroup v2, the user's processes' environ files: a user can make them slow.
+            let left = await onDedicatedThread { host.processes(of: record, cgroup: cgroup).filter { $0 != xvnc && $0 != desktop } }
             if !left.isEmpty {
                 session.desktopLeftRunning(logDirectory: logDirectory, processes: left.count)
                 // The same watch, up to the same deadline.

@@ -36,7 +36,7 @@ public struct DesktopLogin: Sendable {
     }
 
     public init(endpoint: RFBEndpoint, address: String = "127.0.0.1", xvnc: Int32, password: String?, hop: Hop? = nil,
-                readsServerMessages: Bool = false) {
+                readsServerMessages: Bool) {
         self.endpoint = endpoint
         self.address = address
         self.xvnc = xvnc

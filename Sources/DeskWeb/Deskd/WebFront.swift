@@ -53,16 +53,17 @@ public struct WebFront: Sendable {
     /// own, all of them ended when the link ends.
     func serve(_ link: DeskdLink) async {
         let (events, delivery) = AsyncStream.makeStream(of: (FrontEvent, [Int32]).self)
+        // The link's reader blocks in recvmsg for as long as the link lasts: a thread of its own,
+        // in a task nobody awaits, so a shutdown (which ends the events' loop) never waits for
+        // deskd to close the link; the events end when the link does.
+        Task {
+            await onDedicatedThread {
+                link.readEvents { delivery.yield(($0, $1)) }
+                delivery.finish()
+            }
+        }
         let counts = CountsReporter(link: link)
         await withTaskGroup(of: Void.self) { group in
-            // The link's reader blocks in recvmsg for as long as the link lasts: a thread of its
-            // own, in the group, which it leaves when the link ends (and with it the events).
-            group.addTask {
-                await onDedicatedThread {
-                    link.readEvents { delivery.yield(($0, $1)) }
-                    delivery.finish()
-                }
-            }
             var gateway: Gateway?
             for await (event, descriptors) in events {
                 switch event {
