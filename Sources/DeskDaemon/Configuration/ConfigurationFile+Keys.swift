@@ -107,7 +107,7 @@ extension ConfigurationFile {
             "Xvnc's and the desktop's output are kept per session under the state directory (logs/UID/ID/, for deskctl logs), each up to this many bytes plus one older generation."
         ) { c, v throws(Reason) in c.sessionLogBytes = try positive(v, max: 1 << 30) },
         Key("sessions", "journal_output", takes: "true or false", default: "false",
-            "Under systemd, also copy every line of Xvnc's and the desktop's output to the journal, prefixed [ID :N xvnc] or [ID :N desktop]. Off by default: the journal is readable by the groups adm and systemd-journal, not only by the desktop's owner, and a desktop's output can name the files, sites and commands its owner opened. deskctl logs shows the kept logs to the owner and admins alone, on or off. A reload applies it to desktops started after it."
+            "Under systemd, also copy every line of the display server's and the desktop's output to the journal, prefixed [ID :N server] or [ID :N desktop]. Off by default: the journal is readable by the groups adm and systemd-journal, not only by the desktop's owner, and a desktop's output can name the files, sites and commands its owner opened. deskctl logs shows the kept logs to the owner and admins alone, on or off. A reload applies it to desktops started after it."
         ) { c, v throws(Reason) in c.journalOutput = try bool(v) },
         Key("sessions", "keep_logs", takes: "a whole number from 0 to 100000", default: "10",
             "Each user keeps the logs of this many ended sessions for deskctl logs; older ones are removed. At most users \u{00D7} keep_logs \u{00D7} 4 \u{00D7} log_bytes of disk (40 MiB per user by default)."
