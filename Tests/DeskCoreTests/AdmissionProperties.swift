@@ -157,6 +157,20 @@ import Testing
     /// The input the property above once shrank to: 1 a minute, and a refusal at a moment when
     /// (1 - tokens) / rate came out a hair over a whole number of seconds, so the refusal said
     /// one second more than it took.
+    /// The input the property above shrank to in a CI run: 1 a minute, refused 214 ms after
+    /// 1000 s, where "60 s later" is 59.99999999999989 s in the refill's own subtraction: the
+    /// retry time is the one that works then, not a hair before it.
+    @Test func aRetryTimeWorksWhereTheLaterTimeComesOutAHairShort() throws {
+        var limiter = CallerRateLimiter(perMinute: 1)
+        let now = 1000.0 + 0.214
+        try limiter.admit(uid: 1000, now: now)
+        let refusal = try #require(outcome({ () throws(DeskError) in try limiter.admit(uid: 1000, now: now) }).failure)
+        let wait = try #require(Self.retryAfter(refusal.message), "\(refusal.message)")
+        var later = limiter, sooner = limiter
+        #expect(throws: Never.self, "refused again \(wait) s later") { try later.admit(uid: 1000, now: now + Double(wait)) }
+        #expect(throws: DeskError.self, "admitted before the \(wait) s it said") { try sooner.admit(uid: 1000, now: now + Double(wait - 1)) }
+    }
+
     @Test func aRetryTimeIsNotASecondLateWhereTheDivisionRoundsUp() throws {
         var limiter = CallerRateLimiter(perMinute: 1)
         var now = 1000.0

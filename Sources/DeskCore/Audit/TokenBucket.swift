@@ -30,12 +30,15 @@ struct TokenBucket: Sendable {
     }
 
     /// Whole seconds from the last `take` until a whole token is there: the first that works.
-    /// The division is only the estimate; the refill's own sum decides, so a quotient a hair
-    /// over a whole number (1 a minute: (1 - tokens) * 60 = 40.000000000001) does not say 41.
+    /// The division is only the estimate; the refill's own sum decides, as `take` will do it at
+    /// that moment: a quotient a hair over a whole number (1 a minute: (1 - tokens) * 60 =
+    /// 40.000000000001) does not say 41, and a time a whole number of seconds later that comes
+    /// out a hair short of it (1060.214 - 1000.214 = 59.99999999999989) does not say 60 too few.
     var secondsToNextToken: Int {
+        func enough(_ seconds: Int) -> Bool { tokens + ((at + Double(seconds)) - at) * rate >= 1 }
         var seconds = max(1, Int(((1 - tokens) / rate).rounded(.up)))
-        while seconds > 1, tokens + Double(seconds - 1) * rate >= 1 { seconds -= 1 }
-        while tokens + Double(seconds) * rate < 1 { seconds += 1 }
+        while seconds > 1, enough(seconds - 1) { seconds -= 1 }
+        while !enough(seconds) { seconds += 1 }
         return seconds
     }
 }
