@@ -119,7 +119,7 @@ extension EndToEnd {
         #expect(entries[1].peerUID == 0 && entries[1].user == ken.name && entries[1].outcome == "started")
         #expect(entries[2].peerUID == ken.uid && entries[2].display == judys.display && !entries[2].ok && entries[2].outcome == "permission-denied")
         #expect(entries[4].peerUser == "deskd" && entries[4].uid == ken.uid && entries[4].detail == "session=\(kens.id)")
-        #expect(entries[4].outcome.hasPrefix("killed by root (xvnc "), "\(entries[4].outcome)")
+        #expect(entries[4].outcome.hasPrefix("killed by root (server "), "\(entries[4].outcome)")
         #expect(entries[5].outcome == "killed \(kens.display) (\(ken.name))")
         var info = stat()
         #expect(stat(daemon.auditPath, &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o600)
