@@ -25,6 +25,8 @@ extension ManagedSession {
         let cgroup = record.cgroup.map(SessionCGroup.init(path:))
         let members: @Sendable () -> [Int32] = { host.processes(of: session, cgroup: cgroup) }
 
+        // Without cgroup v2, the user's processes' environ files, which the user can make slow:
+        // a thread of its own, never the shared pool.
         var remaining = footprint.contains(.processes) ? await onDedicatedThread(members) : []
         if !remaining.isEmpty {
             for pid in remaining { host.signal(pid, SIGTERM) }
