@@ -150,13 +150,11 @@ extension DesktopJob {
     /// The X display a server that owns none recorded in the private directory (a compositor's
     /// Xwayland, as its startup hook wrote it), read as a file of the user's.
     func recordedXDisplay(in directory: PrivateDirectory) -> Display? {
-        guard let record = type(of: server).leftoverRecord,
-              case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + record, limit: 4096) else { return nil }
-        return type(of: server).leftoverDisplays(recorded: String(decoding: bytes, as: UTF8.self)).first
+        type(of: server).leftoverDisplays(in: directory.path).first
     }
 
-    /// The display server's output, whichever server it is.
-    static let serverLog = "server.log"
+    /// The display server's output, whichever server it is, named as deskd-session names it.
+    static let serverLog = ProcessRole.server.rawValue + ".log"
 
     /// The server the job's desktop draws on: the spec's Xvnc, or a Wayland compositor with wayvnc.
     var server: any DisplayServer { spec.displayServer }

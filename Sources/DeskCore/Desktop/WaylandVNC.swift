@@ -80,9 +80,10 @@ public struct WaylandVNC: DisplayServer {
     /// directory. The startup hook, a script of its own in the private directory (so neither the
     /// compositor's configuration syntax nor the shell here has to quote it), runs once the
     /// compositor serves its display; it records the displays in one rename and wakes the
-    /// launcher (SIGUSR1), which then starts wayvnc on that display. wayvnc's own runtime directory is the private one
-    /// (its control socket goes there, one per desktop), and it reads no configuration file of
-    /// the user's (-C /dev/null): one could turn on a listener on the network.
+    /// launcher (SIGUSR1), which then starts wayvnc on that display. wayvnc's own runtime
+    /// directory is the private one (its control socket goes there, one per desktop), and it reads
+    /// no configuration file of the user's (-C /dev/null): one could turn on a listener on the
+    /// network.
     var launcher: String {
         let format = Self.recorded.map { "\($0)=%s" }.joined(separator: "\\n") + "\\n"
         let values = Self.recorded.map { "\"$\($0)\"" }.joined(separator: " ")

@@ -6,9 +6,13 @@ public struct ProcessLog: Codable, Sendable, Equatable {
         case server
         case desktop
 
+        /// The server's word before it was `server`: in a deskd of before's JSON, and in the
+        /// files of a session whose deskd-session a deskd of before started.
+        public static let formerServerWord = "xvnc"
+
         public init(from decoder: any Decoder) throws {
             let word = try decoder.singleValueContainer().decode(String.self)
-            guard let role = word == "xvnc" ? .server : Role(rawValue: word) else {
+            guard let role = word == Self.formerServerWord ? .server : Role(rawValue: word) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(word)' is no process role"))
             }
             self = role

@@ -67,11 +67,8 @@ extension ManagedSession {
             // chose itself, may not live to remove its lock when its processes end together).
             // The numbers are from a file of the owner's: only a lock the owner wrote, on a
             // display the server says it could have chosen, and whose process is gone, is removed.
-            if ownsDirectory, let record = session.server.leftoverRecord,
-               case .contents(let bytes, _, _) = UntrustedFile.read(directory.path + "/" + record, limit: 4096) {
-                for display in session.server.leftoverDisplays(recorded: String(decoding: bytes, as: UTF8.self)) {
-                    host.reclaimStaleLock(display, ownedBy: session.uid)
-                }
+            if ownsDirectory {
+                for display in session.server.leftoverDisplays(in: directory.path) { host.reclaimStaleLock(display, ownedBy: session.uid) }
             }
             if ownsDirectory { host.removeSessionDirectory(directory) }
         }

@@ -71,7 +71,7 @@ struct SessionLogArchive: Sendable {
     static func file(of role: ProcessLog.Role, _ suffix: String, in path: String) -> String {
         let current = path + "/" + role.rawValue + suffix
         guard role == .server, access(current, F_OK) != 0 else { return current }
-        let former = path + "/xvnc" + suffix
+        let former = path + "/" + ProcessLog.Role.formerServerWord + suffix
         return access(former, F_OK) == 0 ? former : current
     }
 

@@ -27,12 +27,12 @@ struct StartAdmission {
         // The catalog of every desktop, read once, for a template that picks among others.
         var catalog: [DesktopInfo]?
         if !userXstartup { (template, catalog) = try waylandFallback(for: template, library: library) }
-        try checkServes(template)
+        let server = configuration.displayServer(for: template)
+        try checkServes(template, on: server)
         // A desktop whose programs are not there would only exit at once; say what to install.
         // (The user's own ~/.vnc/xstartup, where it runs instead, is theirs to get right.)
         if !userXstartup { try checkInstalled(template, library: library, catalog: catalog) }
         let geometry = request.geometry ?? limits.fitting(configuration.defaultGeometry)
-        let server = configuration.displayServer(for: template)
         try limits.checkGeometry(geometry)
         try type(of: server).check(geometry)
         let depth = try ColorDepth.validate(request.depth ?? configuration.defaultDepth)
@@ -105,8 +105,8 @@ struct StartAdmission {
 
     /// A server whose viewers get in by the owner's socket alone (wayvnc's security type None)
     /// is served only there: never on TCP, where it would let anyone in.
-    private func checkServes(_ template: XstartupTemplate) throws(DeskError) {
-        guard type(of: configuration.displayServer(for: template)).viewerAccess == .ownersSocket, configuration.vncExposure.usesTCP else { return }
+    private func checkServes(_ template: XstartupTemplate, on server: any DisplayServer) throws(DeskError) {
+        guard type(of: server).viewerAccess == .ownersSocket, configuration.vncExposure.usesTCP else { return }
         throw DeskError(.invalidDesktop, "the desktop '\(template.name)' is a Wayland desktop, which deskd serves only on the owner's socket, and this deskd serves desktops on TCP (network.listen); start an X desktop (deskctl desktops lists them), or ask an admin to set network.listen = \"unix\".")
     }
 
