@@ -90,7 +90,7 @@ extension EndToEnd {
         /// XDG_RUNTIME_DIR where PAM made one, and a UTF-8 locale; sway shows no error bar
         /// (no swaynag runs); and the end of one desktop leaves the other's bus and screen alone.
         @Test func twoSwayDesktopsOfOneUserAreLoginsSideBySide() throws {
-            let wes = try TestUsers.ensure("deskt-wes")
+            let wes = try TestUsers.ensure("deskt-wes"), mallory = try TestUsers.ensure("deskt-mallory")
             let daemon = try DaemonUnderTest()
             defer { daemon.shutDown(); TestUsers.reap(wes) }
             var sessions: [Session] = []
@@ -110,6 +110,15 @@ extension EndToEnd {
             #expect(displays.count == 2 && Set(displays).count == 2 && displays.allSatisfy { $0.hasPrefix("/") }, "\(records)")
             let names = TestUsers.processes(of: wes).map { DesktopReadinessTests.commandLine(of: $0) }
             #expect(!names.contains { $0.hasPrefix("swaynag") }, "sway shows an error bar: \(names.filter { $0.hasPrefix("swaynag") })")
+            // A bus of the desktop's own (no login bus here) is in the session's directory: another
+            // user cannot even connect to it.
+            for record in records {
+                guard let address = record["DBUS_SESSION_BUS_ADDRESS"], address.hasPrefix("unix:path=") else { continue }
+                let path = String(address.dropFirst("unix:path=".count).prefix { $0 != "," })
+                let knock = try CommandResult.run("/usr/sbin/runuser", ["-u", mallory.name, "--", "/usr/bin/python3", "-c",
+                    "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect(sys.argv[1]); print('connected')\nexcept OSError as e: print(type(e).__name__)", path])
+                #expect(knock.stdout.trimming() == "PermissionError", "another user connecting to the desktop's bus \(path): \(knock.stdout)\(knock.stderr)")
+            }
 
             // From inside each desktop: a command sway runs, as it would a key binding's.
             let runtime = WaylandVNC.loginRuntimeDirectory(uid: wes.uid)
