@@ -25,11 +25,12 @@ let package = Package(
         .target(name: "CDeskShims"),
         .target(name: "DeskPOSIX", dependencies: ["DeskCore"]),
         .target(name: "DeskLinux", dependencies: ["DeskCore", "DeskPOSIX", "CDeskShims", "DeskSessionProtocol", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "DeskFrontProtocol", dependencies: ["DeskCore", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        .target(name: "DeskFrontProtocol", dependencies: ["DeskCore"]),
+        .target(name: "DeskGatewayMetrics", dependencies: ["DeskFrontProtocol", .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(
             name: "DeskWeb",
             dependencies: [
-                "DeskCore", "DeskLinux", "DeskFrontProtocol",
+                "DeskCore", "DeskLinux", "DeskFrontProtocol", "DeskGatewayMetrics",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
