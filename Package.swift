@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "deskd-job", targets: ["deskd-job"]),
         .executable(name: "deskd-web", targets: ["deskd-web"]),
         .executable(name: "deskd-auth", targets: ["deskd-auth"]),
+        .executable(name: "deskd-files", targets: ["deskd-files"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -153,6 +154,9 @@ let package = Package(
         ),
         // One web login through PAM (service deskd-web), started by deskd as root for each login.
         .executableTarget(name: "deskd-auth", dependencies: ["CDeskSession"]),
+        // One file call of a portal user's, as that user: deskd starts it as root, and it
+        // becomes the user before it opens anything.
+        .executableTarget(name: "deskd-files", dependencies: ["DeskCore", "DeskSessionProtocol", "CDeskShims"]),
         // deskd's web front: the gateway and the metrics endpoint, as an unprivileged user.
         .executableTarget(
             name: "deskd-web",

@@ -527,3 +527,32 @@ int deskd_rename_noreplace(int from_dir, const char *from, int to_dir, const cha
 int deskd_rename_exchange(int from_dir, const char *from, int to_dir, const char *to) {
     return renameat2(from_dir, from, to_dir, to, RENAME_EXCHANGE);
 }
+
+#include <grp.h>
+#include <linux/falloc.h>
+
+int deskd_become_user(const char *user, uid_t uid, gid_t gid) {
+    if (uid == 0) { errno = EPERM; return -1; }
+    if (initgroups(user, gid) != 0) return -1;
+    if (setresgid(gid, gid, gid) != 0) return -1;
+    if (setresuid(uid, uid, uid) != 0) return -1;
+    uid_t r, e, s;
+    if (getresuid(&r, &e, &s) != 0 || r != uid || e != uid || s != uid) { errno = EPERM; return -1; }
+    /* Root's way back must be shut: a setuid call now fails. */
+    if (setuid(0) == 0) { errno = EPERM; return -1; }
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+int deskd_open_unnamed(int dirfd, mode_t mode) {
+    return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+}
+
+int deskd_name_unnamed(int fd, int dirfd, const char *name) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
+int deskd_reserve(int fd, unsigned long long length) {
+    return fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)length);
+}

@@ -156,4 +156,23 @@ ssize_t deskd_receive_record(int sock, void *buffer, size_t length, int *fds, in
 /// account has no shadow entry (errno).
 int deskd_shadow_state(const char *name, long *expire, unsigned long long *fingerprint);
 
+/// Becomes `user` (uid, gid and the groups /etc/group gives it: initgroups), for good: every
+/// uid and gid real, effective and saved, and no_new_privs, so nothing it runs can gain one
+/// back. For deskd-files, which calls it first, while it is still one thread. 0, or -1 with errno.
+int deskd_become_user(const char *user, uid_t uid, gid_t gid);
+
+/// An unnamed regular file in the folder `dirfd` (O_TMPFILE), open for writing: no one sees it,
+/// and it is gone if it is never linked. -1 with errno (EOPNOTSUPP, EISDIR: the file system has
+/// no such files).
+int deskd_open_unnamed(int dirfd, mode_t mode);
+
+/// Gives the unnamed file `fd` the name `name` in `dirfd` (linkat through /proc/self/fd, which
+/// needs no capability). EEXIST when the name is taken: it never replaces.
+int deskd_name_unnamed(int fd, int dirfd, const char *name);
+
+/// Reserves `length` bytes for `fd` without changing its size (FALLOC_FL_KEEP_SIZE), so a full
+/// disk or a quota is found before the bytes travel. 0, or -1 with errno (EOPNOTSUPP: no such
+/// reserving on this file system).
+int deskd_reserve(int fd, unsigned long long length);
+
 #endif
