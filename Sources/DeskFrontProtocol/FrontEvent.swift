@@ -1,3 +1,4 @@
+import DeskCore
 import FoundationEssentials
 
 /// What deskd tells its web front.
@@ -26,4 +27,8 @@ public enum FrontEvent: Sendable, Equatable, Codable {
     case watched(call: UInt64, generation: UInt64?, loggedIn: Bool, account: UInt32?)
     /// The control protocol's response JSON, and the HTTP status it maps to.
     case answered(call: UInt64, status: Int, body: String)
+    /// A file call's answer (`FrontRequest.files`, `.transferEnded`). A transfer's answer carries
+    /// one descriptor (the file, the archive's pipe, the upload's unnamed file) and the number
+    /// the front reports its end under; nil `answer`: a download's end, recorded.
+    case filed(call: UInt64, transfer: UInt64?, answer: FileAnswer?)
 }

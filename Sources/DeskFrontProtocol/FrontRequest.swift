@@ -1,3 +1,4 @@
+import DeskCore
 import FoundationEssentials
 
 /// What deskd-web, the web front, asks deskd over deskd's front socket. Every decision is
@@ -40,4 +41,11 @@ public enum FrontRequest: Sendable, Equatable, Codable {
     /// `touch` false: a page's own polling, which does not count as activity. `signedOn`: the
     /// user a trusted proxy names for this browser; a login of anyone else is answered 401.
     case request(call: UInt64, cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?)
+    /// A file call of a logged-in page's, on the desktop `session` (its owner's files only):
+    /// `FrontEvent.filed`, with the descriptor deskd-files opened as the user for a transfer.
+    /// `csrf` is the page's token, which an upload must carry (a download is a plain link).
+    case files(call: UInt64, cookie: String, csrf: String?, session: String, request: FileCall, signedOn: String?)
+    /// A transfer `FrontEvent.filed` began has ended after `bytes`: deskd records it, and names
+    /// a completed upload (`FrontEvent.filed` with `committed` or a refusal; nil for a download).
+    case transferEnded(call: UInt64, transfer: UInt64, bytes: UInt64, outcome: TransferOutcome)
 }

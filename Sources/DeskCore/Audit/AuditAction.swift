@@ -14,6 +14,8 @@ public enum AuditAction: String, Codable, Sendable {
     case logout
     /// A cluster desktop's time limit made longer.
     case extend
+    /// A file brought into, or taken from, a desktop owner's home through the portal.
+    case upload, download
     /// A summary: how many entries of one caller the rate limit left out (`suppressed`).
     case suppressed
 }

@@ -101,6 +101,7 @@ public struct FileRefusal: Sendable, Equatable, Codable, Error {
         case tooLarge = "too-large"
         case busy
         case notOwner = "not-owner"
+        case loggedOut = "logged-out"
         case disabled
         case failed
     }
@@ -117,6 +118,7 @@ public struct FileRefusal: Sendable, Equatable, Codable, Error {
     public var status: Int {
         switch reason {
         case .badName: 400
+        case .loggedOut: 401
         case .notFound: 404
         case .notPermitted, .notOwner, .disabled: 403
         case .exists: 409

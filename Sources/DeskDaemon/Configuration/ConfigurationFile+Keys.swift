@@ -33,6 +33,7 @@ extension ConfigurationFile {
         ("network", "Where Xvnc listens for viewers and how they authenticate."),
         ("web", "deskd's browser gateway: noVNC's page and a WebSocket relay on one HTTPS port, reached through one-time links from deskctl url. Off unless listen is set."),
         ("slurm", "Desktops on a cluster's compute nodes, as Slurm jobs submitted as their user (deskctl start --slurm) and reached through this host's gateway. Off unless listen is set."),
+        ("files", "The portal's file transfers: each desktop's owner browses, downloads and uploads their own files from the browser, every file opened by deskd-files as that user."),
         ("metrics", "Prometheus metrics over HTTP: sessions by state, starts and their latency, ends by reason, viewers, free displays, the gateway's connections and refusals, deskd's memory. Off unless listen is set."),
     ]
 
@@ -346,7 +347,7 @@ extension ConfigurationFile {
         Key("metrics", "listen", takes: "\"off\" or ADDRESS:PORT", default: "\"off\"",
             "Where deskd serves /metrics in Prometheus's text format, as \"127.0.0.1:9466\". Plain HTTP with counts and no names; keep it on loopback or a management network. deskctl metrics shows the same text to admins whether or not this is set. If the port is taken, deskd serves on without it and tries again (deskctl status says who holds it)."
         ) { c, v throws(Reason) in c.metricsListen = try listenAddress(v, example: "127.0.0.1:9466") },
-    ]
+    ] + fileKeys
 
     /// The keys by section and name, as the parser looks them up.
     static let schema: [String: [String: Apply]] = Dictionary(grouping: keys, by: \.section).mapValues { keys in

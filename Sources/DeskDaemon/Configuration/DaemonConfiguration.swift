@@ -76,6 +76,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var metricsListen: ListenAddress?
     /// Desktops as Slurm jobs on a cluster's compute nodes; off by default.
     public var slurm = SlurmSettings()
+    /// The portal's file transfers (`[files]`).
+    public var files = FilePolicy()
 
     public init() {}
 

@@ -131,7 +131,7 @@ public struct ControlHarness: Sendable {
         case .start, .passwd, .extend: true
         case .kill, .reap: ended
         case .url: facts.url != .shares
-        case .ended, .login, .logout, .suppressed: false
+        case .ended, .login, .logout, .suppressed, .upload, .download: false
         }
         service.audit.record(entry, alwaysKept: response.ok && kept)
     }
@@ -173,6 +173,9 @@ public struct ControlHarness: Sendable {
             case .login: outcome = "logged in"
             case .logout: outcome = "logged out"
             case .suppressed: outcome = "left out"
+            // The portal's transfers are recorded by WebFiles, never through a control request.
+            case .upload: outcome = "uploaded"
+            case .download: outcome = "downloaded"
             case .kill, .reap:
                 let verb = facts.dryRun ? "would kill" : "killed"
                 outcome = sessions.isEmpty ? "nothing to kill" : "\(verb) " + sessions.map { "\($0.display) (\($0.user))" }.joined(separator: ", ")

@@ -35,6 +35,10 @@ final class DaemonMetrics: Sendable {
         startLatency = CoreMetrics.Timer(label: Self.startLatencyName, factory: factory)
         // Every series exists from the start at 0, so a rate() over a fresh deskd has a baseline.
         for kind in EndCause.Kind.allCases { _ = endedCounter(kind) }
+        for direction in FileDirection.allCases {
+            for result in ["completed", "cancelled", "failed", "refused"] { _ = fileTransfers(direction, result) }
+            _ = CoreMetrics.Counter(label: "deskd_file_bytes_total", dimensions: [("direction", direction.rawValue)], factory: factory)
+        }
     }
 
     // MARK: Events
@@ -53,6 +57,28 @@ final class DaemonMetrics: Sendable {
 
     func sessionEnded(_ cause: EndCause) {
         endedCounter(cause.kind).increment()
+    }
+
+    /// A portal file transfer's end, and its bytes, by direction and outcome (no name, no user).
+    func fileTransferEnded(_ direction: FileDirection, outcome: TransferOutcome, bytes: UInt64) {
+        let result = switch outcome {
+        case .completed: "completed"
+        case .cancelled: "cancelled"
+        case .failed: "failed"
+        }
+        fileTransfers(direction, result).increment()
+        CoreMetrics.Counter(label: "deskd_file_bytes_total", dimensions: [("direction", direction.rawValue)], factory: factory)
+            .increment(by: Int64(clamping: bytes))
+    }
+
+    /// A transfer refused before it began (a limit, a size, the file system's word).
+    func fileTransferRefused(_ direction: FileDirection?) {
+        guard let direction else { return }
+        fileTransfers(direction, "refused").increment()
+    }
+
+    private func fileTransfers(_ direction: FileDirection, _ result: String) -> CoreMetrics.Counter {
+        CoreMetrics.Counter(label: "deskd_file_transfers_total", dimensions: [("direction", direction.rawValue), ("result", result)], factory: factory)
     }
 
     private func endedCounter(_ kind: EndCause.Kind) -> CoreMetrics.Counter {

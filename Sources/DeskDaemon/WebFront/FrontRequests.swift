@@ -15,6 +15,8 @@ struct FrontRequests: Sendable {
     let loginsUnderWay = InFlightLimit(32)
     /// Portal logins and their cookies.
     let portal: WebPortal
+    /// The portal's file calls and the transfers under way.
+    let files: WebFiles
 
     /// A browser's address or client as the front says it: printable and short, or "?" (it
     /// reaches the audit trail and the throttle's table).
@@ -58,7 +60,7 @@ struct FrontRequests: Sendable {
             let sentence = String(reason.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(300))
             logger.error("the web front cannot serve a listener deskd passed it", metadata: ["listener": "\(listener)", "reason": "\(sentence)"])
             environment.listeners.frontFailed(listener, reason: sentence)
-        case .exchange, .redeem, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .watch, .logout, .request:
+        case .exchange, .redeem, .scrape, .login, .loginAnswer, .singleSignOn, .identify, .watch, .logout, .request, .files, .transferEnded:
             return .later
         }
         return .handled
@@ -107,6 +109,12 @@ struct FrontRequests: Sendable {
         case .request(let call, let cookie, let csrf, let body, let touch, let signedOn):
             let (status, text) = await portal.request(cookie: cookie, csrf: csrf, body: body, touch: touch, signedOn: signedOn)
             front.send(.answered(call: call, status: status, body: text))
+        case .files(let call, let cookie, let csrf, let session, let fileCall, let signedOn):
+            let (answer, transfer, descriptors) = await files.call(fileCall, session: session, cookie: cookie, csrf: csrf, signedOn: signedOn, front: front.id)
+            front.send(.filed(call: call, transfer: transfer, answer: answer), descriptors: descriptors)
+            for fd in descriptors { close(fd) }
+        case .transferEnded(let call, let transfer, let bytes, let outcome):
+            front.send(.filed(call: call, transfer: nil, answer: await files.ended(transfer, bytes: bytes, outcome: outcome, front: front.id)))
         case .relayEnded, .counts, .listenerFailed:
             break   // handleAtOnce's
         }

@@ -51,8 +51,9 @@ final class FrontServer: Service, Sendable {
         // gateway's own deadline for it (the handshake timeout from the connection's accept):
         // half of it, so a desktop that does not answer is refused in RFB, with its reason,
         // before the gateway gives up on the connection.
+        let portal = WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger)
         requests = FrontRequests(service: service, handshakeTimeout: (gateway?.limits.handshakeTimeout ?? .seconds(10)) / 2,
-                                 portal: WebPortal(service: service, harness: ControlHarness(service: service, logger: logger), logger: logger))
+                                 portal: portal, files: WebFiles(service: service, portal: portal))
         self.logger = logger
     }
 
@@ -205,6 +206,7 @@ final class FrontServer: Service, Sendable {
         let environment = requests.service.environment
         // Its relays ended with it; what it counted as open is open no more.
         environment.browsers.endAll(of: peer)
+        requests.files.endAll(of: peer.id)
         let last = peer.counts.withLock { $0 }
         environment.gatewayMetrics.absorb(from: last, to: last.closed)
         logger.notice("web front disconnected", metadata: ["peer.pid": "\(peer.credentials.pid)"])

@@ -262,6 +262,15 @@ actor WebPortal {
     /// account expired since (a user who changes a password they think was seen ends every
     /// login made with it, as an admin's lock does).
     /// With `signedOn` (the user a trusted proxy names for the browser), a login of anyone else is none.
+    /// The login a file call is made as: its cookie's, while it lives (a transfer is activity),
+    /// and for a call that writes only with the page's own token (`csrf`).
+    func fileCaller(cookie: String, csrf: String?, writes: Bool, signedOn: String?) -> WebSessions.Login? {
+        guard let login = check(cookie, touch: false, signedOn: signedOn) else { return nil }
+        if writes, csrf != login.csrf { return nil }
+        sessions.touch(cookie)
+        return login
+    }
+
     private func check(_ cookie: String, touch: Bool, signedOn: String? = nil) -> WebSessions.Login? {
         let denied = settings.denyUsers
         if let signedOn, sessions.user(of: cookie) != signedOn { return nil }

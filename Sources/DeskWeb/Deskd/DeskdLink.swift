@@ -1,3 +1,4 @@
+import DeskCore
 import DeskFrontProtocol
 import DeskLinux
 import Glibc
@@ -97,7 +98,8 @@ extension FrontEvent {
     var call: UInt64? {
         switch self {
         case .exchanged(let call, _, _, _), .redeemed(let call, _, _), .scraped(let call, _),
-             .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _, _), .answered(let call, _, _): call
+             .loginStep(let call, _), .identity(let call, _), .watched(let call, _, _, _), .answered(let call, _, _),
+             .filed(let call, _, _): call
         case .setup, .listen, .disconnect: nil
         }
     }
@@ -188,5 +190,23 @@ extension RemoteAuthority: PortalAuthority {
             .request(call: $0, cookie: cookie, csrf: csrf, body: body, touch: touch, signedOn: signedOn)
         }) else { return nil }
         return (status, text)
+    }
+}
+
+extension RemoteAuthority: FileAuthority {
+    public func files(cookie: String, csrf: String?, session: String, call: FileCall, signedOn: String?) async -> FileReply? {
+        guard let (event, descriptors) = await link.call({
+            .files(call: $0, cookie: cookie, csrf: csrf, session: session, request: call, signedOn: signedOn)
+        }) else { return nil }
+        guard case .filed(_, let transfer, let answer?) = event, descriptors.count <= 1, (transfer == nil) == descriptors.isEmpty else {
+            for fd in descriptors { close(fd) }
+            return nil
+        }
+        return FileReply(answer: answer, transfer: transfer, descriptor: descriptors.first)
+    }
+
+    public func transferEnded(_ transfer: UInt64, bytes: UInt64, outcome: TransferOutcome) async -> FileAnswer? {
+        guard case .filed(_, _, let answer)? = await link.answer({ .transferEnded(call: $0, transfer: transfer, bytes: bytes, outcome: outcome) }) else { return nil }
+        return answer
     }
 }

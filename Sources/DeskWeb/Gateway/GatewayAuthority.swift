@@ -1,3 +1,4 @@
+import DeskCore
 import DeskFrontProtocol
 
 /// deskd's side of the gateway: every decision about a link, a cookie or a desktop is its own.
@@ -61,4 +62,28 @@ public protocol PortalAuthority: Sendable {
     /// `touch` false (the page's own polling) the login's idle clock does not start again.
     /// With `signedOn` (single sign-on), only a login of that user counts.
     func request(cookie: String, csrf: String, body: String, touch: Bool, signedOn: String?) async -> (status: Int, body: String)?
+}
+
+/// deskd's side of the portal's file calls (deskd-web: `RemoteAuthority`). Every decision is
+/// deskd's, every open deskd-files', as the desktop's owner: the web front streams what it is
+/// handed and opens nothing itself.
+public protocol FileAuthority: Sendable {
+    /// A page's file call on desktop `session`: nil when deskd could not be asked.
+    func files(cookie: String, csrf: String?, session: String, call: FileCall, signedOn: String?) async -> FileReply?
+    /// A transfer has ended: for a completed upload, the name it was given (or why none).
+    func transferEnded(_ transfer: UInt64, bytes: UInt64, outcome: TransferOutcome) async -> FileAnswer?
+}
+
+/// What a file call gave: deskd-files' answer, and for a transfer its number and descriptor
+/// (the caller's to close).
+public struct FileReply: Sendable {
+    public var answer: FileAnswer
+    public var transfer: UInt64?
+    public var descriptor: Int32?
+
+    public init(answer: FileAnswer, transfer: UInt64? = nil, descriptor: Int32? = nil) {
+        self.answer = answer
+        self.transfer = transfer
+        self.descriptor = descriptor
+    }
 }

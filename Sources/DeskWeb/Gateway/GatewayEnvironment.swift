@@ -26,6 +26,12 @@ struct GatewayEnvironment: Sendable {
     /// The portal's live-update streams open now.
     let streams: EventStreams
 
+    /// The portal's uploads whose bytes have not come yet.
+    let uploads = PendingUploads()
+
+    /// deskd's answers to file calls, where the portal's deskd gives them.
+    var fileAuthority: (any FileAuthority)? { portal as? any FileAuthority }
+
     var limits: GatewayConfiguration.Limits { configuration.limits }
     var isTLS: Bool { configuration.isTLS }
 

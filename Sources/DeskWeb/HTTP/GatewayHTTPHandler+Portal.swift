@@ -42,18 +42,7 @@ extension GatewayHTTPHandler {
 
     private func api(_ request: HTTPRequestHead, path: Substring) {
         guard let portal = environment.portal else { return }
-        // A loopback portal answers only to loopback names: a site whose name was rebound to
-        // 127.0.0.1 would otherwise be its own origin here.
-        guard RequestChecks.hostFits(request.headers, configuration: environment.configuration) else {
-            environment.metrics.refused(.origin)
-            return answer(request, .forbidden, GatewayRefusal(.permissionDenied, "This portal answers to its own address only.").json)
-        }
-        let sameOrigin = RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin)
-        let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || request.headers["Sec-Fetch-Site"].contains("cross-site")
-        guard !foreign, request.method != .POST || sameOrigin else {
-            environment.metrics.refused(.origin)
-            return answer(request, .forbidden, GatewayRefusal(.permissionDenied, "This request did not come from the portal's own page.").json)
-        }
+        if let (status, body) = refusalOfPortalRequest(request) { return answer(request, status, body) }
         guard !bodyTooLarge else {
             return answer(request, .payloadTooLarge, GatewayRefusal(.requestTooLarge, "The request is over 16 KiB.").json)
         }
@@ -65,6 +54,9 @@ extension GatewayHTTPHandler {
         // request: a login of anyone else (the proxy's user changed) is not this browser's.
         let signedOn = RequestChecks.singleSignOnUser(request.headers, configuration: environment.configuration, proxy: self.address.proxy)
         let proxy = self.address.proxy ?? "?"
+        if let route = FileRoute(path) {
+            return routeFiles(request, route: route, cookie: cookie, signedOn: signedOn, body: text, sink: upload)
+        }
         switch (request.method, path) {
         case (.POST, "/api/login"):
             guard let form = Self.decode(LoginForm.self, text), form.user.utf8.count <= 64, form.password.utf8.count <= 1024 else {
@@ -107,6 +99,25 @@ extension GatewayHTTPHandler {
             respond(request, .notFound, contentType: "application/json",
                     body: GatewayRefusal(.badRequest, "The portal's API has no \(request.method) \(path).").json, private: true)
         }
+    }
+
+    /// Why a portal API request is refused before it is read: a name the portal does not answer
+    /// to, or another site's page. nil: it may go on.
+    func refusalOfPortalRequest(_ request: HTTPRequestHead) -> (HTTPResponseStatus, String)? {
+        // A loopback portal answers only to loopback names: a site whose name was rebound to
+        // 127.0.0.1 would otherwise be its own origin here.
+        guard RequestChecks.hostFits(request.headers, configuration: environment.configuration) else {
+            environment.metrics.refused(.origin)
+            return (.forbidden, GatewayRefusal(.permissionDenied, "This portal answers to its own address only.").json)
+        }
+        let sameOrigin = RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin)
+        let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || request.headers["Sec-Fetch-Site"].contains("cross-site")
+        // A request from script that changes something always carries the page's Origin.
+        guard !foreign, (request.method != .POST && request.method != .PUT) || sameOrigin else {
+            environment.metrics.refused(.origin)
+            return (.forbidden, GatewayRefusal(.permissionDenied, "This request did not come from the portal's own page.").json)
+        }
+        return nil
     }
 
     /// The page's live updates, as server-sent events: `change` (with the count of changes) when
@@ -206,7 +217,7 @@ extension GatewayHTTPHandler {
     }
 
     /// Answers once deskd has (or with 503 when it could not be asked).
-    private func later(_ request: HTTPRequestHead, _ work: @escaping @Sendable () async -> (HTTPResponseStatus, String, String?)?) {
+    func later(_ request: HTTPRequestHead, _ work: @escaping @Sendable () async -> (HTTPResponseStatus, String, String?)?) {
         guard let context else { return }
         environment.ask(on: context.eventLoop) { await work() }.assumeIsolated().whenSuccess { [self] result in
             guard let (status, body, cookie) = result else { return answer(request, .serviceUnavailable, Self.noAnswer) }
@@ -216,7 +227,7 @@ extension GatewayHTTPHandler {
         }
     }
 
-    private func answer(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, _ body: String, headers: HTTPHeaders = [:]) {
+    func answer(_ request: HTTPRequestHead, _ status: HTTPResponseStatus, _ body: String, headers: HTTPHeaders = [:]) {
         respond(request, status, contentType: "application/json", body: body, private: true, extraHeaders: headers)
     }
 

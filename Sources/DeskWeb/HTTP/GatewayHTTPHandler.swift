@@ -31,6 +31,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     var body: ByteBuffer?
     var bodyTooLarge = false
     private var deadline: Scheduled<Void>?
+    /// An upload's body on its way to the file deskd-files made (`PUT /api/files/…/uploads/ID`).
+    var upload: UploadSink?
+    /// A download on its way to the browser.
+    var download: DownloadStream?
     /// A connection that has been served something and then idles is closed without counting
     /// as refused; one that never completes a first request is a refusal.
     private var served = false
@@ -50,6 +54,33 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         deadline?.cancel()
         deadline = nil
         self.context = nil
+    }
+
+    /// Without a byte either way for this long, a transfer's connection is cut.
+    static let transferIdle: Duration = .seconds(60)
+
+    /// Arms the transfer's idle deadline again: a byte has just moved.
+    func armIdle() {
+        arm(Self.transferIdle, refusing: false)
+    }
+
+    /// A response is out on a kept-alive connection: the next request has the usual time to come.
+    func awaitNextRequest() {
+        served = true
+        arm(environment.limits.handshakeTimeout, refusing: true)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // A browser gone mid-transfer: an upload stays unnamed (deskd-files removes it), a
+        // download's file closes; deskd hears of each.
+        if let upload, let files = environment.fileAuthority {
+            upload.abandon()
+            reportEnd(upload.upload.transfer, bytes: upload.written, outcome: .cancelled, files: files)
+        }
+        upload = nil
+        download?.abandon()
+        download = nil
+        context.fireChannelInactive()
     }
 
     /// A response that stays open (the portal's live updates): no deadline for it to leave.
@@ -79,7 +110,13 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = nil
             bodyTooLarge = false
             overAddressCap = !address.admit(request.headers)
+            upload = uploadSink(for: request)
         case .body(var chunk):
+            if let upload {
+                upload.append(chunk)
+                armIdle()
+                return
+            }
             // Only the exchange takes a body, and a small one; the rest is read and dropped.
             guard let head, head.method == .POST, !bodyTooLarge else { return }
             let limit = RequestChecks.path(of: head.uri).hasPrefix("/api/") ? Self.maxAPIBody : Self.maxExchangeBody
@@ -96,6 +133,11 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = nil
             arm(environment.limits.responseTimeout, refusing: false)
             guard !overAddressCap else {
+                if let upload, let files = environment.fileAuthority {
+                    upload.abandon()
+                    reportEnd(upload.upload.transfer, bytes: 0, outcome: .cancelled, files: files)
+                }
+                upload = nil
                 environment.metrics.refused(.addressCapacity)
                 environment.logger.debug("connection refused", metadata: ["reason": "address-capacity", "via": "trusted proxy"])
                 var headers = HTTPHeaders()

@@ -1,0 +1,59 @@
+/// A request target's query, as `name=value&…` with percent-escapes and "+" for a space (what
+/// URLSearchParams and encodeURIComponent write). A name given twice keeps its first value;
+/// an escape that is not two hex digits, or bytes that are not UTF-8, make the whole query
+/// unreadable (nil): a path is never guessed at.
+enum QueryString {
+    static let maxBytes = 8192
+
+    static func parse(_ target: String) -> [String: String]? {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var query = target[target.index(after: mark)...]
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        guard query.utf8.count <= maxBytes else { return nil }
+        var fields: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { return nil }
+            if fields[name] == nil { fields[name] = value }
+        }
+        return fields
+    }
+
+    static func decode(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"): bytes.append(0x20)
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            default: bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// `text` for a header's quoted filename*: RFC 8187's UTF-8 percent-encoding.
+    static func attachmentName(_ name: String) -> String {
+        let plain = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~".utf8)
+        let digits = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        for byte in name.utf8 {
+            if plain.contains(byte) { encoded.append(byte) } else { encoded += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        }
+        // The plain filename= for old clients: ASCII only, no quote or backslash.
+        let fallback = String(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F ? Character($0) : "_" })
+        return "attachment; filename=\"\(fallback)\"; filename*=UTF-8''\(String(decoding: encoded, as: UTF8.self))"
+    }
+}
