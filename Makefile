@@ -53,6 +53,7 @@ ifeq ($(SKIP_BUILD),)
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-job
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-web
 	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-auth
+	$(SWIFT) build -c release --static-swift-stdlib $(SWIFT_BUILD_FLAGS) --product deskd-files
 endif
 
 install: build
@@ -70,6 +71,8 @@ install: build
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web
 	# One portal login through PAM, started by deskd as root for each (PAM never runs in deskd).
 	$(INSTALL_BIN) $(BUILD_DIR)/deskd-auth $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
+	# One portal file call, started by deskd as root and run as the desktop's owner.
+	$(INSTALL_BIN) $(BUILD_DIR)/deskd-files $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-files
 	# Every desktop is a PAM login of service "deskd"; an edited file is kept.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd ] || install -m 0644 systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd
 	# Every portal login is one of service "deskd-web"; an edited file is kept.
@@ -108,7 +111,7 @@ install: build
 		useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin deskd-web
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth
+	rm -f $(DESTDIR)$(SBINDIR)/deskd $(DESTDIR)$(BINDIR)/deskctl $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-session $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-job $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-web $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-auth $(DESTDIR)$(LIBEXECDIR)/deskd/deskd-files
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/deskd
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
 	cmp -s systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web || true

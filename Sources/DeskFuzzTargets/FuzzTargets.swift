@@ -33,6 +33,8 @@ public enum FuzzTargets {
         "sock-diag": sockDiag,
         "xauthority": xauthority,
         "wayland-record": waylandRecord,
+        "file-query": fileQuery,
+        "file-records": fileRecords,
     ]
 
     /// `stream` cut where `plan` says, as a socket's reads might cut it: 0 keeps it whole;

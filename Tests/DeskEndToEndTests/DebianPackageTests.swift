@@ -46,7 +46,7 @@ struct DebianPackageTests {
         try await withTaskExecutorPreference(DebianPackage.thread) {
             let deb = try await DebianPackage.deb()
             let entries = try DebianPackage.contents(deb)
-            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web", "/usr/libexec/deskd/deskd-auth"]
+            let executables = ["/usr/sbin/deskd", "/usr/bin/deskctl", "/usr/libexec/deskd/deskd-session", "/usr/libexec/deskd/deskd-job", "/usr/libexec/deskd/deskd-web", "/usr/libexec/deskd/deskd-auth", "/usr/libexec/deskd/deskd-files"]
                 + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xfce-wayland", "xterm"].map { "/usr/share/deskd/templates/\($0).xstartup" }
             for path in executables {
                 #expect(entries[path] == "-rwxr-xr-x", "\(path): \(entries[path] ?? "missing")")

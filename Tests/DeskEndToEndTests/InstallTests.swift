@@ -14,6 +14,7 @@ struct InstallTests {
         "etc/pam.d/deskd-web",
         "usr/bin/deskctl",
         "usr/libexec/deskd/deskd-auth",
+        "usr/libexec/deskd/deskd-files",
         "usr/libexec/deskd/deskd-job",
         "usr/libexec/deskd/deskd-session",
         "usr/libexec/deskd/deskd-web",
@@ -81,7 +82,7 @@ struct InstallTests {
         // Installed binaries are stripped: each is smaller than the build's (which keeps its symbols).
         for (installed, built) in [("usr/sbin/deskd", "deskd"), ("usr/bin/deskctl", "deskctl"), ("usr/libexec/deskd/deskd-session", "deskd-session"),
                                   ("usr/libexec/deskd/deskd-job", "deskd-job"), ("usr/libexec/deskd/deskd-web", "deskd-web"),
-                                  ("usr/libexec/deskd/deskd-auth", "deskd-auth")] {
+                                  ("usr/libexec/deskd/deskd-auth", "deskd-auth"), ("usr/libexec/deskd/deskd-files", "deskd-files")] {
             var staged = stat(), original = stat()
             #expect(stat(stage.appendingPathComponent(installed).path, &staged) == 0
                     && stat(TestEnvironment.products.appendingPathComponent(built).path, &original) == 0

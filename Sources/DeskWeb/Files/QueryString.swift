@@ -2,10 +2,10 @@
 /// URLSearchParams and encodeURIComponent write). A name given twice keeps its first value;
 /// an escape that is not two hex digits, or bytes that are not UTF-8, make the whole query
 /// unreadable (nil): a path is never guessed at.
-enum QueryString {
+public enum QueryString {
     static let maxBytes = 8192
 
-    static func parse(_ target: String) -> [String: String]? {
+    public static func parse(_ target: String) -> [String: String]? {
         guard let mark = target.firstIndex(of: "?") else { return [:] }
         var query = target[target.index(after: mark)...]
         if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
