@@ -12,7 +12,8 @@ let events = null;         // the live updates (server-sent events from /api/eve
 const panels = new Map();  // session id → its card's open panel
 
 function announce(text) {
-  $('announce').textContent = text;
+  // While the file view is open the page behind it is inert, its live region too.
+  $($('files-view').open ? 'files-live' : 'announce').textContent = text;
 }
 
 function show(view) {
@@ -89,6 +90,7 @@ function loggedOut(why) {
   known = new Map();
   ended = new Map();
   $('cards').replaceChildren();
+  closeFiles();
   show('login');
   document.title = 'Desktops';
   $('login-error').textContent = why || '';
@@ -405,8 +407,13 @@ function card(session, endedEntry) {
     actions.append(
       button('Open', '', () => openDesktop(session)),
       button('Share view-only', 'secondary', () => shareViewOnly(session, share)),
-      button('VNC viewer', 'secondary', () => nativeViewer(session, share)),
-      button('End', 'danger', () => end(session)));
+      button('VNC viewer', 'secondary', () => nativeViewer(session, share)));
+    // Files are the owner's alone (an admin sees others' cards, not their files).
+    if (isOwn(session) && RUNNING.has(session.state)) {
+      actions.append(button('Files', 'secondary files', () => openFiles(session)));
+      cardDrops(article, session);
+    }
+    actions.append(button('End', 'danger', () => end(session)));
     const room = job && cluster ? cluster.extendMaxSeconds - (job.extendedSeconds || 0) : 0;
     if (job && job.endsAt && room >= 60) {
       const by = Math.min(1800, room);
@@ -622,6 +629,456 @@ async function end(session) {
   if (!result.ok) return ($('desktops-error').textContent = message(result, 'The desktop did not end.'));
   announce('Desktop :' + session.display + ' ended.');
   await refresh();
+}
+
+// ---- Files: a desktop owner's home, through the portal's file calls (each carried out as
+// the owner, so the file system's permissions decide). One view, for one desktop at a time;
+// its uploads go on when it is closed.
+
+// The states in which a desktop is there to reach files through: an unresponsive one too,
+// whose files may be just what its owner wants to rescue.
+const RUNNING = new Set(['ready', 'unresponsive']);
+const MOST_UPLOADS = 2;    // uploads under way at once; the rest wait their turn
+const files = {
+  session: null,           // the desktop whose files the view shows
+  opener: null,            // the display whose card opened the view: focus goes back there
+  path: '',                // the folder shown, relative to the home ('' is the home)
+  entries: [], truncated: false,
+  uploadFolder: '',        // the admin's default for uploads, named by every listing
+  sort: 'name', descending: false,
+  listing: 0,              // the latest listing asked for: an older answer arriving late is dropped
+  queue: [], running: new Set(),
+};
+
+function isOwn(session) {
+  if (!identity) return false;
+  return session.uid !== undefined && identity.uid !== undefined ? session.uid === identity.uid : session.user === identity.user;
+}
+
+// Each query value encoded whole: a name may hold "&", "+", "#" or "?".
+function filesURL(session, verb, fields) {
+  const query = Object.entries(fields || {}).map(([key, value]) => key + '=' + encodeURIComponent(value)).join('&');
+  return '/api/files/' + encodeURIComponent(session.id) + '/' + verb + (query ? '?' + query : '');
+}
+
+// Sizes in decimal units, as the speed's MB/s.
+function bytes(n) {
+  if (n < 1000) return n + (n === 1 ? ' byte' : ' bytes');
+  const units = ['kB', 'MB', 'GB', 'TB', 'PB'];
+  let value = n / 1000, unit = 0;
+  while (value >= 1000 && unit < units.length - 1) { value /= 1000; unit++; }
+  return value.toFixed(1) + ' ' + units[unit];
+}
+
+const joinPath = (folder, name) => (folder ? folder + '/' + name : name);
+const placeName = (folder) => (folder ? folder : 'your home folder');
+const isFolder = (entry) => entry.type === 'directory' || (entry.type === 'link' && entry.target === 'directory');
+
+function kind(entry) {
+  if (entry.type === 'directory') return 'Folder';
+  if (entry.type === 'file') return 'File';
+  if (entry.type !== 'link') return 'Other (not a file or folder)';
+  return { file: 'Link to a file', directory: 'Link to a folder' }[entry.target] || (entry.target ? 'Link to something else' : 'Link to nothing you can open');
+}
+
+function filesError(text) {
+  $('files-error').textContent = text;
+}
+
+async function openFiles(session, list) {
+  const view = $('files-view');
+  const same = files.session && files.session.id === session.id;
+  files.opener = session.display;
+  if (!same) {
+    files.session = session;
+    files.path = '';
+    $('files-title').textContent = 'Files of desktop :' + session.display;
+    $('files-status').textContent = 'Listing your files…';
+    $('files-path').replaceChildren();
+    $('files-table').tBodies[0].replaceChildren();
+    filesError('');
+  }
+  if (!view.open) {
+    view.showModal();
+    $('files-title').focus();
+  }
+  // A view opened again shows its folder as it is now.
+  if (same) await listFolder(files.path); else await openAtStart();
+  // Files dropped on the card go where the view opened: the upload folder, or the home.
+  if (list && list.length) enqueue(list, files.path);
+}
+
+// The view opens at the admin's upload folder (the home's listing names it), shown empty when
+// the user has none yet (the first upload there makes it), or at the home when it cannot be listed.
+async function openAtStart() {
+  const home = await fetchListing('');
+  if (!home) return;
+  if (!home.ok) return filesError(message(home, 'Your files could not be listed.'));
+  files.uploadFolder = home.answer.uploadFolder || '';
+  const start = files.uploadFolder ? await fetchListing(files.uploadFolder) : null;
+  if (files.uploadFolder && !start) return;
+  if (start && start.status === 404) {
+    // Not made yet: shown empty, and the first upload into it makes it (deskd does, as the owner).
+    showListing({ path: files.uploadFolder, entries: [], truncated: false });
+    $('files-status').textContent = files.uploadFolder + ' does not exist yet: the first upload makes it.';
+    return;
+  }
+  showListing(start && start.ok ? start.answer : home.answer);
+}
+
+// One folder's listing; null when a newer one was asked for meanwhile (that one is shown).
+async function fetchListing(path) {
+  const ticket = ++files.listing;
+  const result = await api(filesURL(files.session, 'list', { path })).catch(() => ({ status: 0, ok: false, answer: {} }));
+  return ticket === files.listing ? result : null;
+}
+
+// A folder opened (moved is true: by the person, whose focus goes to where they are now), or
+// the one shown listed again.
+async function listFolder(path, moved) {
+  const result = await fetchListing(path);
+  if (!result) return;
+  if (!result.ok) return filesError(message(result, 'This folder could not be listed.'));
+  showListing(result.answer, moved);
+  if (moved) $('files-path').querySelector('[aria-current]').focus();
+}
+
+function showListing(answer, moved) {
+  files.path = answer.path;
+  files.entries = answer.entries;
+  files.truncated = answer.truncated;
+  if (answer.uploadFolder !== undefined) files.uploadFolder = answer.uploadFolder || '';
+  filesError('');
+  renderFiles();
+  if (moved) announce($('files-status').textContent);
+}
+
+// Drawn anew on each listing; the control that had focus (a folder, a link, a crumb) keeps it.
+function renderFiles() {
+  const focused = $('files-view').contains(document.activeElement) ? document.activeElement.dataset.focusKey : undefined;
+  const count = files.entries.length;
+  $('files-status').textContent = (files.path || 'Home') + ': ' + count + (count === 1 ? ' entry' : ' entries') +
+    (files.truncated ? ' (truncated: the folder holds more than are shown)' : '');
+  $('files-path').replaceChildren(crumbs());
+  for (const th of $('files-table').querySelectorAll('th[data-sort]')) {
+    if (th.dataset.sort === files.sort) th.setAttribute('aria-sort', files.descending ? 'descending' : 'ascending');
+    else th.removeAttribute('aria-sort');
+  }
+  $('files-table').tBodies[0].replaceChildren(...sortedEntries().map(entryRow));
+  if (focused) $('files-view').querySelector('[data-focus-key="' + CSS.escape(focused) + '"]')?.focus();
+}
+
+// The path bar: Home, then each folder down to the one shown (aria-current), each a button.
+function crumbs() {
+  const parts = files.path ? files.path.split('/') : [];
+  const list = document.createElement('ol');
+  ['Home', ...parts].forEach((name, index) => {
+    const item = document.createElement('li');
+    const crumb = button(name, 'secondary', () => listFolder(parts.slice(0, index).join('/'), true));
+    crumb.dataset.focusKey = 'crumb:' + index;
+    if (index === parts.length) crumb.setAttribute('aria-current', 'location');
+    item.append(crumb);
+    list.append(item);
+  });
+  return list;
+}
+
+// Folders first, then by the column chosen; equals by name, as people count ("file 10" after "file 9").
+function sortedEntries() {
+  const key = { name: () => 0, size: (e) => (isFolder(e) ? 0 : e.size), modified: (e) => e.modified }[files.sort];
+  const byName = (a, b) => a.name.localeCompare(b.name, undefined, { numeric: true, sensitivity: 'base' });
+  const order = files.descending ? -1 : 1;
+  return [...files.entries].sort((a, b) => (isFolder(b) - isFolder(a)) || order * ((key(a) - key(b)) || byName(a, b)));
+}
+
+function entryRow(entry) {
+  const row = document.createElement('tr');
+  row.dataset.name = entry.name;
+  const path = joinPath(files.path, entry.name);
+  const name = document.createElement('th');
+  name.scope = 'row';
+  if (isFolder(entry)) {
+    const open = button(entry.name, 'link', () => listFolder(path, true));
+    open.dataset.focusKey = 'open:' + entry.name;
+    name.append(open);
+  } else {
+    name.textContent = entry.name;
+  }
+  const type = cell(kind(entry));
+  const size = cell(isFolder(entry) ? '' : bytes(entry.size), 'number');
+  const modified = cell('');
+  if (entry.modified) {
+    const time = document.createElement('time');
+    time.dateTime = new Date(entry.modified * 1000).toISOString();
+    time.textContent = new Date(entry.modified * 1000).toLocaleString();
+    modified.append(time);
+  }
+  const download = cell('');
+  if (entry.type === 'file' || entry.type === 'directory' || (entry.type === 'link' && entry.target)) download.append(downloadLink(entry, path));
+  row.append(name, type, size, modified, download);
+  return row;
+}
+
+function cell(text, className) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+// A plain link: the browser downloads it itself (the login's cookie is enough), a folder as a .tar.
+function downloadLink(entry, path) {
+  const link = document.createElement('a');
+  link.href = filesURL(files.session, 'download', { path });
+  link.setAttribute('download', '');
+  link.dataset.focusKey = 'get:' + entry.name;
+  const which = document.createElement('span');
+  which.className = 'visually-hidden';
+  which.textContent = ' ' + entry.name;
+  link.append(isFolder(entry) ? 'Download as archive' : 'Download', which);
+  return link;
+}
+
+// ---- Uploads: a POST that makes the file, then a PUT of its bytes (the browser's progress events say how far),
+// at most MOST_UPLOADS at once.
+
+function enqueue(list, folder) {
+  for (const file of list) files.queue.push(uploadRow(file, folder));
+  announce(list.length + (list.length === 1 ? ' file' : ' files') + ' to upload into ' + placeName(folder) + '.');
+  pump();
+}
+
+function uploadRow(file, folder) {
+  const row = document.createElement('li');
+  row.className = 'upload';
+  row.dataset.name = file.name;
+  const name = document.createElement('span');
+  name.className = 'upload-name';
+  name.textContent = file.name + ' (' + bytes(file.size) + ') into ' + placeName(folder);
+  const bar = document.createElement('progress');
+  bar.max = Math.max(1, file.size);
+  bar.value = 0;
+  bar.setAttribute('aria-label', 'Upload of ' + file.name);
+  const status = document.createElement('span');
+  status.className = 'upload-status';
+  status.tabIndex = -1;      // where focus goes when the row's buttons go
+  status.textContent = 'Waiting';
+  const job = { file, folder, session: files.session, exists: 'ask', row, bar, status, xhr: null, done: false };
+  job.cancel = button('Cancel', 'secondary cancel', () => cancelUpload(job));
+  job.cancel.setAttribute('aria-label', 'Cancel the upload of ' + file.name);
+  row.append(name, bar, status, job.cancel);
+  $('files-uploads').append(row);
+  return job;
+}
+
+function pump() {
+  while (files.running.size < MOST_UPLOADS && files.queue.length) {
+    const job = files.queue.shift();
+    files.running.add(job);
+    send(job).then(() => { files.running.delete(job); pump(); });
+  }
+}
+
+// Settles once the upload has ended, however it ended. Two steps: the POST makes the file (as
+// the owner, unnamed) or refuses with the reason (the name taken, the size, the disk, the
+// limits) before a byte is sent; the PUT then carries the bytes to it.
+async function send(job) {
+  job.status.textContent = 'Starting';
+  let begun, answer = {};
+  try {
+    begun = await fetch(filesURL(job.session, 'uploads'), {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-Deskd-CSRF': identity.csrf },
+      body: JSON.stringify({ folder: job.folder, name: job.file.name, size: job.file.size, exists: job.exists }),
+    });
+    answer = await begun.json().catch(() => ({}));
+  } catch (error) {
+    return finish(job, 'The portal could not be reached; try again.', true);
+  }
+  if (job.done) return;   // cancelled while the portal answered
+  if (begun.status !== 201) return answered(job, { status: begun.status, responseText: JSON.stringify(answer) });
+  return new Promise((resolve) => {
+    const xhr = new XMLHttpRequest();
+    const started = performance.now();
+    job.xhr = xhr;
+    xhr.open('PUT', filesURL(job.session, 'uploads/' + encodeURIComponent(answer.upload)));
+    xhr.setRequestHeader('X-Deskd-CSRF', identity.csrf);
+    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    xhr.upload.addEventListener('progress', (event) => progressed(job, event.loaded, started));
+    xhr.upload.addEventListener('load', () => sent(job));
+    xhr.addEventListener('load', () => answered(job, xhr));
+    xhr.addEventListener('error', () => finish(job, 'The upload was cut off before the portal answered; try again.', true));
+    xhr.addEventListener('abort', () => finish(job, 'Cancelled'));
+    xhr.addEventListener('loadend', () => { job.xhr = null; resolve(); });
+    xhr.send(job.file);
+  });
+}
+
+function progressed(job, loaded, started) {
+  const seconds = (performance.now() - started) / 1000;
+  job.bar.value = loaded;
+  job.status.textContent = bytes(loaded) + ' of ' + bytes(job.file.size) +
+    (seconds > 0.25 ? ', ' + (loaded / 1e6 / seconds).toFixed(1) + ' MB/s' : '');
+}
+
+// Every byte is on its way: a cancel now could come after the portal has stored the file,
+// so there is none to offer (and "Cancelled" is never said of a file that is there).
+function sent(job) {
+  const hadFocus = job.cancel === document.activeElement;
+  job.cancel.remove();
+  job.status.textContent = 'All ' + bytes(job.file.size) + ' sent; the portal is storing it';
+  if (hadFocus) job.status.focus();
+}
+
+function answered(job, xhr) {
+  let answer = {};
+  try { answer = JSON.parse(xhr.responseText); } catch (error) { /* not JSON: the status says it */ }
+  const why = answer.error && answer.error.message;
+  if (xhr.status === 201) {
+    job.bar.value = job.bar.max;
+    finish(job, 'Uploaded as ' + (answer.name || job.file.name));
+    const folder = answer.folder !== undefined ? answer.folder : job.folder;
+    if ($('files-view').open && files.session && files.session.id === job.session.id && folder === files.path) listFolder(files.path);
+  } else if (xhr.status === 409 && job.exists === 'ask') {
+    ask(job, why || 'A file of that name is there already: keep both, or replace it.');
+  } else {
+    finish(job, why || 'The upload failed (the portal answered ' + xhr.status + ').', true);
+    if (xhr.status === 401) loggedOut('Your login has ended; log in again.');
+  }
+}
+
+// The name is taken: the person chooses, and the upload goes back to the head of the queue.
+function ask(job, sentence) {
+  job.status.textContent = sentence;
+  const choose = (exists) => () => {
+    const hadFocus = job.row.contains(document.activeElement);
+    for (const b of job.row.querySelectorAll('.keep-both, .replace')) b.remove();
+    job.exists = exists;
+    job.status.textContent = 'Waiting';
+    if (hadFocus) job.cancel.focus();
+    files.queue.unshift(job);
+    pump();
+  };
+  const keep = button('Keep both', 'secondary keep-both', choose('keep'));
+  keep.setAttribute('aria-label', 'Keep both: upload ' + job.file.name + ' under a new name');
+  const replace = button('Replace', 'secondary replace', choose('replace'));
+  replace.setAttribute('aria-label', 'Replace the ' + job.file.name + ' there with this one');
+  job.row.append(keep, replace, job.cancel);
+  announce(job.file.name + ': ' + sentence);
+}
+
+function cancelUpload(job) {
+  if (job.done) return;
+  if (job.xhr) return job.xhr.abort();   // its abort event finishes it
+  files.queue = files.queue.filter((waiting) => waiting !== job);
+  finish(job, 'Cancelled');
+}
+
+// The row's last word; its buttons go, and focus on one of them goes to the words.
+function finish(job, text, failed) {
+  if (job.done) return;
+  const hadFocus = job.row.contains(document.activeElement);
+  job.done = true;
+  job.status.textContent = text;
+  job.row.classList.add('done');
+  if (failed) job.row.classList.add('failed');
+  $('files-clear').hidden = false;
+  for (const b of job.row.querySelectorAll('button')) b.remove();
+  if (hadFocus) job.status.focus();
+  announce(job.file.name + ': ' + text + (/[.!?]$/.test(text) ? '' : '.'));
+}
+
+// What was dropped: its files, and the names of any folders (a browser hands over no folder's
+// files this way), which are said to be left out.
+function dropped(transfer) {
+  const list = [], folders = [];
+  for (const item of Array.from(transfer.items)) {
+    const entry = item.kind === 'file' && item.webkitGetAsEntry ? item.webkitGetAsEntry() : null;
+    if (entry && entry.isDirectory) folders.push(entry.name);
+    else if (item.kind === 'file' && item.getAsFile()) list.push(item.getAsFile());
+  }
+  const refuse = () => folders.length && filesError('Folders are not uploaded (' + folders.join(', ') + '); drop the files in them instead.');
+  return { list, refuse };
+}
+
+const carriesFiles = (event) => event.dataTransfer && Array.from(event.dataTransfer.types).includes('Files');
+
+// take(transfer) gets what was dropped, during the drop (a DataTransfer is empty after it).
+function dropTarget(element, take) {
+  element.addEventListener('dragover', (event) => {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'copy';
+    element.classList.add('drop-over');
+  });
+  element.addEventListener('dragleave', (event) => {
+    if (!element.contains(event.relatedTarget)) element.classList.remove('drop-over');
+  });
+  element.addEventListener('drop', (event) => {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    element.classList.remove('drop-over');
+    take(event.dataTransfer);
+  });
+}
+
+// A file dropped beside the targets would be opened by the browser, leaving the page (and
+// ending its uploads): refused instead.
+for (const type of ['dragover', 'drop']) {
+  window.addEventListener(type, (event) => {
+    if (!carriesFiles(event) || event.defaultPrevented) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'none';
+  });
+}
+
+// A card of one's own takes files too: the view opens, and they go where it opened.
+function cardDrops(article, session) {
+  dropTarget(article, (transfer) => {
+    const { list, refuse } = dropped(transfer);
+    openFiles(session, list).then(refuse);
+  });
+}
+
+// A login's end ends its uploads and closes its view: the next login may be someone else's.
+function closeFiles() {
+  files.queue = [];
+  for (const job of files.running) job.xhr?.abort();
+  $('files-uploads').replaceChildren();
+  $('files-clear').hidden = true;
+  files.session = null;
+  if ($('files-view').open) $('files-view').close();
+}
+
+dropTarget($('files-view'), (transfer) => {
+  const { list, refuse } = dropped(transfer);
+  if (list.length) enqueue(list, files.path);
+  refuse();
+});
+$('files-close').addEventListener('click', () => $('files-view').close());
+$('files-view').addEventListener('close', () => {
+  // Back to the Files button that opened the view (its card may have been drawn anew since).
+  document.querySelector('article.card[data-display="' + files.opener + '"] button.files')?.focus();
+});
+$('files-pick').addEventListener('click', () => $('files-input').click());
+$('files-clear').addEventListener('click', () => {
+  // Only the rows that have said their last word: those under way or asking stay.
+  for (const row of $('files-uploads').querySelectorAll('.upload.done')) row.remove();
+  $('files-clear').hidden = true;
+  $('files-pick').focus();
+});
+$('files-input').addEventListener('change', () => {
+  const list = [...$('files-input').files];
+  $('files-input').value = '';   // the same file may be picked again
+  if (list.length) enqueue(list, files.path);
+});
+for (const th of $('files-table').querySelectorAll('th[data-sort]')) {
+  th.querySelector('button').addEventListener('click', () => {
+    files.descending = files.sort === th.dataset.sort ? !files.descending : false;
+    files.sort = th.dataset.sort;
+    renderFiles();
+    announce('Sorted by ' + th.dataset.sort + (files.descending ? ', descending.' : ', ascending.'));
+  });
 }
 
 // ---- Start: a login still alive shows the desktops, else the login form.

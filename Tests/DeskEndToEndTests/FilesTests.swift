@@ -136,5 +136,61 @@ struct FilesTests {
         daemon.shutDown()
         #expect(eventually(5) { Self.helpersRunning() == 0 }, "deskd-files processes are left")
     }
+
+    /// The file view in Chromium: three files picked (one of 1 GiB) land in ~/Downloads, and the
+    /// desktop's own shell lists them; a taken name asks; a large upload cancelled leaves nothing;
+    /// one file comes back through its Download link whole; axe finds nothing serious.
+    @Test(.enabled(if: BrowserHarness.isReady, BrowserHarness.skipReason))
+    func theFileViewUploadsDownloadsAndCancelsInChromium() throws {
+        let owner = try TestUsers.ensure("deskt-fib")
+        let password = try PortalTests.givePassword(to: owner)
+        let (daemon, base) = try PortalTests.daemon()
+        defer { daemon.shutDown(); TestUsers.reap(owner) }
+        let session = try daemon.start(owner.name, as: owner.name)
+        let downloads = owner.home + "/Downloads", seen = owner.home + "/seen-\(UUID().uuidString.prefix(6)).txt"
+        _ = try? CommandResult.run("/bin/rm", ["-rf", downloads])
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-files-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { _ = try? CommandResult.run("/bin/rm", ["-rf", work, downloads]); unlink(seen) }
+        // The screenshots stay for a person to look at (files.png, uploading.png); the rest goes.
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-files-shots-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+        let small = work + "/notes one.txt", medium = work + "/photo.bin", big = work + "/big.bin", huge = work + "/cancel-me.bin"
+        try "notes from the browser\n".write(toFile: small, atomically: false, encoding: .utf8)
+        try #require(try CommandResult.run("/bin/sh", ["-c", "head -c 3000000 /dev/urandom > '\(medium)' && head -c \(1 << 30) /dev/urandom > '\(big)' && truncate -s 8G '\(huge)'"]).status == 0)
+
+        let run = try CommandResult.run("/usr/bin/python3", [
+            TestEnvironment.repository.appendingPathComponent("Tests/browser/portal_files_in_browser.py").path,
+            "--url", base, "--user", owner.name, "--password", password, "--files", small, medium, big, "--cancel", huge, "--screenshots", shots,
+        ])
+        print("FilesTests: the file view in Chromium (screenshots in \(shots)): \(run.stdout)\(run.stderr.suffix(1500))")
+        let result = try PortalTests.json(run.stdout)
+        #expect(result["error"] is NSNull, "the walk stopped: \(result["error"] ?? "")\n\(daemon.logText.suffix(2000))")
+        // A user without ~/Downloads yet: the view opens there, empty, and the first upload makes it.
+        #expect(result["openedStatus"] as? String == "Downloads does not exist yet: the first upload makes it.", "\(result["openedStatus"] ?? "")")
+        let uploaded = result["uploaded"] as? [String: String] ?? [:]
+        #expect(uploaded == ["notes one.txt": "Uploaded as notes one.txt", "photo.bin": "Uploaded as photo.bin", "big.bin": "Uploaded as big.bin"], "\(uploaded)")
+        #expect((result["askedAbout"] as? String)?.contains("exists: keep both, or replace it") == true)
+        #expect((result["keptBoth"] as? String)?.contains("Uploaded as notes one (1).txt") == true, "\(result["keptBoth"] ?? "")")
+        #expect((result["cancelled"] as? String)?.contains("Cancelled") == true)
+        #expect(result["sortedBySize"] as? String == "ascending")
+        #expect((result["axeFiles"] as? [Any])?.isEmpty == true, "axe on the file view: \(result["axeFiles"] ?? "not run")")
+        for (name, source) in [("notes one.txt", small), ("photo.bin", medium), ("big.bin", big)] {
+            let same = try CommandResult.run("/usr/bin/cmp", [source, downloads + "/" + name]).status == 0
+            #expect(same, "\(name) did not arrive whole")
+        }
+        #expect(eventually(5) { !((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).contains { $0.contains("cancel-me") || $0.contains("deskd-upload") } },
+                "a cancelled upload left a file")
+        if let downloaded = result["downloaded"] as? String {
+            #expect(try CommandResult.run("/usr/bin/cmp", [small, downloaded]).status == 0, "the download is not the file")
+            unlink(downloaded)
+        }
+        // The desktop's own shell sees them: typed into its xterm through the gateway.
+        let link = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
+        let typed = try BrowserHarness.open(link.url, type: "ls \(downloads) > \(seen)", viewport: "640x480")
+        #expect(eventually(10) { ((try? String(contentsOfFile: seen, encoding: .utf8)) ?? "").contains("big.bin") }, "the desktop's shell did not list the uploads: \(typed.outcome.summary)")
+        let listed = (try? String(contentsOfFile: seen, encoding: .utf8)) ?? ""
+        #expect(listed.contains("notes one.txt") && listed.contains("photo.bin") && listed.contains("notes one (1).txt"), "\(listed)")
+    }
 }
 }

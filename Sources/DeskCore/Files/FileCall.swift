@@ -63,6 +63,9 @@ public struct FileListing: Sendable, Equatable, Codable {
     public var entries: [FileEntry]
     /// More entries than a listing carries (`limit`): the rest are left out.
     public var truncated: Bool
+    /// Where uploads go unless the user picks another folder (deskd's `[files] upload_folder`,
+    /// set by deskd on its way to the page).
+    public var uploadFolder: HomePath?
 
     /// A listing's most entries: one answer is a record on deskd's sockets (under 1 MiB).
     public static let limit = 4000

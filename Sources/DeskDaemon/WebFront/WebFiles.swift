@@ -102,7 +102,11 @@ final class WebFiles: Sendable {
         }
         let keep: Bool
         switch (answer, descriptors.count) {
-        case (.listing, 0), (.refused, 0):
+        case (.listing(var listing), 0):
+            helper.end(kill: false)
+            listing.uploadFolder = policy.uploadFolder
+            return (.listing(listing), nil, [])
+        case (.refused, 0):
             helper.end(kill: false)
             if case .refused(let why) = answer, call.direction != nil {
                 auditRefusal(call, login: login, display: managed.display, outcome: why.reason.rawValue)

@@ -136,11 +136,13 @@ extension GatewayHTTPHandler {
         let path: String
         let entries: [FileEntry]
         let truncated: Bool
+        let uploadFolder: String?
 
         init(_ listing: FileListing) {
             path = listing.path.text
             entries = listing.entries
             truncated = listing.truncated
+            uploadFolder = listing.uploadFolder?.text
         }
     }
 
