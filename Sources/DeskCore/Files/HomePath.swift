@@ -2,7 +2,7 @@
 /// empty, "." or ".." component, so it cannot climb out of the home by its spelling. Where it
 /// leads is the kernel's to decide, for the user (deskd-files opens it with the user's own
 /// credentials, symbolic links and all): the spelling is checked here, the permission there.
-public struct HomePath: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct HomePath: Sendable, Hashable, CheckedText, CustomStringConvertible {
     public let components: [FileName]
 
     /// The home itself.
@@ -47,24 +47,13 @@ public struct HomePath: Sendable, Hashable, Codable, CustomStringConvertible {
         HomePath(components: components + [name])
     }
 
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let path = HomePath(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a path in a home"))
-        }
-        self = path
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(text)
-    }
+    public static let notOne = "not a path in a home"
 }
 
 /// One name in a folder, as a file system takes it: not empty, not "." or "..", no "/" and no
 /// NUL, at most 255 bytes (NAME_MAX). Anything else goes, spaces and any script included: it is
 /// the user's own folder.
-public struct FileName: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct FileName: Sendable, Hashable, CheckedText, CustomStringConvertible {
     public let text: String
 
     public static let maxBytes = 255
@@ -87,12 +76,25 @@ public struct FileName: Sendable, Hashable, Codable, CustomStringConvertible {
         return FileName("\(stem) (\(number))\(suffix)")
     }
 
+    public static let notOne = "not a file name"
+}
+
+/// A type only some strings are (a path in a home, a file name): in JSON, its text, and a text
+/// it would not take is refused while decoding, as its initializer refuses it.
+public protocol CheckedText: Codable {
+    init?(_ text: String)
+    var text: String { get }
+    /// What a refused text is not, for the decoding error.
+    static var notOne: String { get }
+}
+
+extension CheckedText {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        guard let name = FileName(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a file name"))
+        guard let checked = Self(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: Self.notOne))
         }
-        self = name
+        self = checked
     }
 
     public func encode(to encoder: any Encoder) throws {

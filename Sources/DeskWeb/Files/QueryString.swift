@@ -19,29 +19,16 @@ public enum QueryString {
         return fields
     }
 
+    /// "+" is a space, then each piece is percent-decoded as a path's are (`StaticFiles`): a
+    /// "%2B" stays a "+".
     static func decode(_ text: Substring) -> String? {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "+"): bytes.append(0x20)
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-                bytes.append(high << 4 | low)
-            default: bytes.append(byte)
-            }
+        for (index, piece) in text.split(separator: "+", omittingEmptySubsequences: false).enumerated() {
+            guard let decoded = StaticFiles.percentDecoded(piece) else { return nil }
+            if index > 0 { bytes.append(0x20) }
+            bytes += decoded
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// `text` for a header's quoted filename*: RFC 8187's UTF-8 percent-encoding.
