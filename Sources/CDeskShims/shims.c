@@ -532,14 +532,19 @@ int deskd_rename_exchange(int from_dir, const char *from, int to_dir, const char
 #include <linux/falloc.h>
 
 int deskd_become_user(const char *user, uid_t uid, gid_t gid) {
-    if (uid == 0) { errno = EPERM; return -1; }
+    /* Root's user or group would reach root's files: neither is ever become. */
+    if (uid == 0 || gid == 0) { errno = EPERM; return -1; }
     if (initgroups(user, gid) != 0) return -1;
     if (setresgid(gid, gid, gid) != 0) return -1;
     if (setresuid(uid, uid, uid) != 0) return -1;
     uid_t r, e, s;
     if (getresuid(&r, &e, &s) != 0 || r != uid || e != uid || s != uid) { errno = EPERM; return -1; }
+    gid_t rg, eg, sg;
+    if (getresgid(&rg, &eg, &sg) != 0 || rg != gid || eg != gid || sg != gid) { errno = EPERM; return -1; }
     /* Root's way back must be shut: a setuid call now fails. */
     if (setuid(0) == 0) { errno = EPERM; return -1; }
+    /* No core of, and no ptrace into, a process root started (whatever fs.suid_dumpable says). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return -1;
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 

@@ -39,6 +39,7 @@ enum FileOps {
         defer { closedir(directory) }
         var entries: [FileEntry] = []
         var truncated = false
+        var bytes = 0
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
             guard name != ".", name != ".." else { continue }
@@ -54,7 +55,13 @@ enum FileOps {
                 var followed = stat()
                 target = fstatat(folder, name, &followed, 0) == 0 ? Self.kind(followed.st_mode) : nil
             }
-            entries.append(FileEntry(name: name, type: kind, size: UInt64(max(0, status.st_size)), modified: Int64(status.st_mtim.tv_sec), target: target))
+            let entry = FileEntry(name: name, type: kind, size: UInt64(max(0, status.st_size)), modified: Int64(status.st_mtim.tv_sec), target: target)
+            bytes += entry.wireBytesAtMost
+            guard bytes <= FileListing.byteBudget else {
+                truncated = true
+                break
+            }
+            entries.append(entry)
         }
         return FileListing(path: path, entries: entries, truncated: truncated)
     }
@@ -106,11 +113,20 @@ enum FileOps {
         guard fchdir(parent) == 0 else { refuseErrno(errno, path) }
         send(.archive(name: name), descriptor: ends[0])
         close(ends[0])
+        // The folder's name reaches tar on its stdin, not in its argv, which every user can read
+        // in ps; one name of at most 255 bytes fits a pipe's buffer, so this write cannot block.
+        var names: [Int32] = [-1, -1]
+        guard pipe(&names) == 0 else { refuse(.failed, "The archive of \(path) could not be started.") }
+        let written = member.withCString { write(names[1], $0, strlen($0) + 1) }  // the name and its NUL
+        guard written == member.utf8.count + 1 else { refuse(.failed, "The archive of \(path) could not be started.") }
+        close(names[1])
+        dup2(names[0], STDIN_FILENO)
+        close(names[0])
         // tar's stdout is the pipe; its messages (a file it may not read) go nowhere: the archive
         // carries what the user may read, as tar run by them would.
         dup2(ends[1], STDOUT_FILENO)
         close(ends[1])
-        let arguments = ["tar", "--create", "--format=posix", "--file=-", "--", member]
+        let arguments = ["tar", "--create", "--format=posix", "--file=-", "--null", "--verbatim-files-from", "--files-from=-"]
         let environment = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
         arguments.withCStringArray { argv in
             environment.withCStringArray { envp in _ = execve("/usr/bin/tar", argv, envp) }
@@ -126,7 +142,7 @@ enum FileOps {
         var folder = open(folderPath, in: home, flags: O_RDONLY | O_DIRECTORY)
         if folder < 0, errno == ENOENT, create, let (up, last) = folderPath.split {
             let parent = open(up, in: home, flags: O_RDONLY | O_DIRECTORY)
-            if parent >= 0, mkdirat(parent, last.text, 0o755) == 0 || errno == EEXIST {
+            if parent >= 0, mkdirat(parent, last.text, 0o700) == 0 || errno == EEXIST {
                 folder = openat(parent, last.text, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             }
         }
@@ -188,8 +204,13 @@ enum FileOps {
             return deskd_name_unnamed(fd, folder, candidate.text) == 0 ? 0 : errno
         }
         if exists == .replace {
-            // Named beside it first, then renamed over it: the old file is there until the new
-            // one takes its place in one step.
+            // The new file takes the old one's permissions: a private file stays private, a
+            // shared one shared. Named beside it first, then renamed over it: the old file is
+            // there until the new one takes its place in one step.
+            var old = stat()
+            if fstatat(folder, name.text, &old, AT_SYMLINK_NOFOLLOW) == 0, old.st_mode & S_IFMT == S_IFREG {
+                _ = fchmod(fd, old.st_mode & 0o777)
+            }
             let beside = partName ?? ".\(name.text.prefix(200)).deskd-upload-\(getpid())"
             if partName == nil {
                 unlinkat(folder, beside, 0)

@@ -52,7 +52,9 @@ guard let first = receive(), let request = try? JSONDecoder().decode(FileHelperR
 guard request.uid != 0, deskd_become_user(request.user, request.uid, request.gid) == 0 else {
     refuse(.failed, "The files of \(request.user) cannot be reached as that account now; try again, or ask the administrator.")
 }
-umask(0o022)
+// What an upload makes is the owner's alone (0600, a new upload folder 0700) until they share
+// it; a replaced file keeps its mode (FileOps.commit). The user's login umask is not known here.
+umask(0o077)
 // O_PATH (Glibc's module leaves it out): a home the user may search but not read still leads on.
 let home = open(request.home, 0o10000000 | O_DIRECTORY | O_CLOEXEC)
 guard home >= 0 else { refuse(.notPermitted, "Your home folder, \(request.home), cannot be opened.") }

@@ -23,6 +23,23 @@ struct FileCallTests {
         #expect((try? JSONDecoder().decode(HomePath.self, from: Data(#""Downloads/a""#.utf8)))?.description == "~/Downloads/a")
     }
 
+    /// A listing is one record on deskd's sockets: entries are admitted while their worst-case
+    /// bytes fit the budget, and a listing so admitted encodes under the record's limit, however
+    /// its names are made.
+    @Test(arguments: [String(repeating: "\u{1}", count: 255), String(repeating: "\"", count: 255), String(repeating: "é", count: 127), "a"])
+    func aListingWithinItsBudgetFitsOneRecord(_ name: String) throws {
+        var entries: [FileEntry] = [], bytes = 0
+        while entries.count < FileListing.limit {
+            let entry = FileEntry(name: name + "\(entries.count)", type: .link, size: .max, modified: .min, target: .directory)
+            bytes += entry.wireBytesAtMost
+            guard bytes <= FileListing.byteBudget else { break }
+            entries.append(entry)
+        }
+        let record = try JSONEncoder().encode(FileAnswer.listing(FileListing(path: HomePath("Downloads")!, entries: entries, truncated: true)))
+        #expect(record.count <= FileHelperRequest.recordLimit)
+        #expect(record.count > FileListing.byteBudget / 2 || entries.count == FileListing.limit, "the estimate is far too cautious")
+    }
+
     @Test func keepBothNumbersTheNameBeforeItsExtension() {
         #expect(FileName("report.pdf")?.copy(1)?.text == "report (1).pdf")
         #expect(FileName("notes")?.copy(2)?.text == "notes (2)")

@@ -85,8 +85,14 @@ struct FilesTests {
         #expect((try? String(contentsOfFile: downloads + "/hello world.txt", encoding: .utf8)) == "replaced\n")
         #expect((try? String(contentsOfFile: downloads + "/hello world (1).txt", encoding: .utf8)) == "second\n")
         var status = stat()
-        #expect(stat(downloads + "/hello world.txt", &status) == 0 && status.st_uid == owner.uid && status.st_gid == owner.gid && status.st_mode & 0o777 == 0o644,
-                "an upload is the owner's file, made as them")
+        #expect(stat(downloads + "/hello world.txt", &status) == 0 && status.st_uid == owner.uid && status.st_gid == owner.gid && status.st_mode & 0o777 == 0o640,
+                "an upload is the owner's file, made as them, and a replace keeps the old file's mode")
+        #expect(result["uploadMode"] as? String == "0o600" && result["replacedMode"] as? String == "0o640",
+                "an upload is private until its owner shares it: \(result["uploadMode"] ?? "") \(result["replacedMode"] ?? "")")
+        #expect(field("manyListing")["status"] as? Int == 200 && field("manyListing")["entries"] as? Int == 3000 && field("manyListing")["truncated"] as? Bool == false,
+                "\(field("manyListing"))")
+        #expect(field("longListing")["status"] as? Int == 200 && (field("longListing")["entries"] as? Int ?? 0) > 1500 && field("longListing")["truncated"] as? Bool == true,
+                "\(field("longListing"))")
         // The big file went up and came back whole; ranges and a stale If-Range as HTTP says.
         #expect(field("bigUpload")["put"] as? Int == 201, "\(field("bigUpload"))")
         #expect(field("bigDownload")["sha256"] as? String == result["bigSha256"] as? String && field("bigDownload")["bytes"] as? Int == 256 << 20, "\(field("bigDownload"))")
@@ -107,7 +113,7 @@ struct FilesTests {
         #expect(result["cutBegin"] as? Int == 201)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []
         #expect(!names.contains { $0.contains("cut.bin") || $0.contains("deskd-upload") || $0 == "stolen.txt" || $0 == "planted.txt" }, "\(names)")
-        #expect(Set(names) == ["hello world.txt", "hello world (1).txt", "empty.txt", "big.bin", "sub"], "\(names)")
+        #expect(Set(names) == ["hello world.txt", "hello world (1).txt", "empty.txt", "big.bin", "sub", "many", "long"], "\(names)")
 
         // The second user gets nothing of the owner's, by any call; their own home by path only.
         let attempts = field("otherOnOwners")
@@ -117,7 +123,7 @@ struct FilesTests {
         #expect(result["otherSymlinkToOwners"] as? Int == 403 && result["otherListsOwnHome"] as? Int == 200)
         #expect(result["stolenPending"] as? Int == 404 && result["pendingWithoutToken"] as? Int == 404, "another's pending upload is no one's but its page's")
         // Another site, no token, no login, a view-only link: no file call.
-        #expect(result["foreignBegin"] as? Int == 403 && result["crossSiteDownload"] as? Int == 403 && result["beginWithoutToken"] as? Int == 401)
+        #expect(result["foreignBegin"] as? Int == 403 && result["crossSiteDownload"] as? Int == 403 && result["sameSiteDownload"] as? Int == 403 && result["beginWithoutToken"] as? Int == 401)
         #expect(result["noLogin"] as? Int == 401 && result["madeUpSession"] as? Int == 403)
         #expect(result["shareExchange"] as? Int == 200)
         #expect(result["shareCookieList"] as? Int == 401 && result["shareCookieDownload"] as? Int == 401 && result["shareCookieBegin"] as? Int == 401)
@@ -181,6 +187,8 @@ struct FilesTests {
         }
         #expect(eventually(5) { !((try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []).contains { $0.contains("cancel-me") || $0.contains("deskd-upload") } },
                 "a cancelled upload left a file")
+        var made = stat()
+        #expect(stat(downloads, &made) == 0 && made.st_uid == owner.uid && made.st_mode & 0o777 == 0o700, "the upload folder deskd-files made is the owner's alone")
         if let downloaded = result["downloaded"] as? String {
             #expect(try CommandResult.run("/usr/bin/cmp", [small, downloaded]).status == 0, "the download is not the file")
             unlink(downloaded)

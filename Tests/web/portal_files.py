@@ -13,6 +13,7 @@ import http.client
 import io
 import json
 import os
+import pwd
 import socket
 import sys
 import tarfile
@@ -152,7 +153,12 @@ def main():
     result["small"] = upload(owner_session, cookie, csrf, "hello world.txt", b"hello from the browser\n")
     result["again"] = upload(owner_session, cookie, csrf, "hello world.txt", b"second\n")
     result["keepBoth"] = upload(owner_session, cookie, csrf, "hello world.txt", b"second\n", exists="keep")
+    # What an upload makes is the owner's alone; a replace keeps the mode the owner gave the old file.
+    downloads = os.path.join(pwd.getpwnam(owner).pw_dir, "Downloads")
+    result["uploadMode"] = oct(os.stat(os.path.join(downloads, "hello world.txt")).st_mode & 0o7777)
+    os.chmod(os.path.join(downloads, "hello world.txt"), 0o640)
     result["replace"] = upload(owner_session, cookie, csrf, "hello world.txt", b"replaced\n", exists="replace")
+    result["replacedMode"] = oct(os.stat(os.path.join(downloads, "hello world.txt")).st_mode & 0o7777)
     result["empty"] = upload(owner_session, cookie, csrf, "empty.txt", b"")
     result["badName"] = upload(owner_session, cookie, csrf, "../escape.txt", b"x")
     result["dotDot"] = upload(owner_session, cookie, csrf, "..", b"x")
@@ -236,12 +242,22 @@ def main():
     result["foreignBegin"] = call("POST", f"/api/files/{owner_session}/uploads", {"folder": "Downloads", "name": "f.txt", "size": 1, "exists": "ask"}, cookie, csrf,
                                   headers={"Origin": "https://evil.example"}, with_origin=False)[0]
     result["crossSiteDownload"] = download(owner_session, cookie, "Downloads/hello world.txt", {"Sec-Fetch-Site": "cross-site"})["status"]
+    result["sameSiteDownload"] = download(owner_session, cookie, "Downloads/hello world.txt", {"Sec-Fetch-Site": "same-site"})["status"]
     result["beginWithoutToken"] = call("POST", f"/api/files/{owner_session}/uploads", {"folder": "Downloads", "name": "f.txt", "size": 1, "exists": "ask"}, cookie)[0]
     result["noLogin"] = listing(owner_session, "")[0]
     result["shareCookieList"] = listing(owner_session, share_cookie)[0]
     result["shareCookieDownload"] = download(owner_session, share_cookie, "Downloads/hello world.txt")["status"]
     result["shareCookieBegin"] = call("POST", f"/api/files/{owner_session}/uploads", {"folder": "Downloads", "name": "v.txt", "size": 1, "exists": "ask"}, share_cookie, csrf)[0]
     result["madeUpSession"] = listing("0123456789abcdef0123456789abcdef", cookie)[0]
+    # Large folders: a listing is one record on deskd's sockets, so long names mean fewer entries
+    # (said by "truncated"), and a folder of thousands lists rather than fails.
+    for folder, count, width in (("many", 3000, 12), ("long", 4100, 250)):
+        path = os.path.join(downloads, folder)
+        os.mkdir(path, 0o755)
+        for n in range(count):
+            open(os.path.join(path, str(n).rjust(width, "x")), "w").close()
+        status, answer = listing(owner_session, cookie, f"Downloads/{folder}")
+        result[f"{folder}Listing"] = {"status": status, "entries": len(answer.get("entries", [])), "truncated": answer.get("truncated")}
     print(json.dumps(result))
 
 

@@ -58,6 +58,14 @@ public struct FileEntry: Sendable, Equatable, Codable {
     }
 }
 
+extension FileEntry {
+    /// At most the bytes this entry takes in a listing's JSON: its name escaped at worst (a
+    /// control character as \u00XX), its other fields at their longest.
+    public var wireBytesAtMost: Int {
+        name.utf8.reduce(128) { $0 + ($1 == 0x22 || $1 == 0x5C || $1 == 0x2F ? 2 : $1 < 0x20 ? 6 : 1) }
+    }
+}
+
 public struct FileListing: Sendable, Equatable, Codable {
     public var path: HomePath
     public var entries: [FileEntry]
@@ -67,8 +75,10 @@ public struct FileListing: Sendable, Equatable, Codable {
     /// set by deskd on its way to the page).
     public var uploadFolder: HomePath?
 
-    /// A listing's most entries: one answer is a record on deskd's sockets (under 1 MiB).
+    /// A listing's most entries, and the most bytes they may take (`FileEntry.wireBytesAtMost`):
+    /// one answer is a record on deskd's sockets (under 1 MiB), so long names mean fewer entries.
     public static let limit = 4000
+    public static let byteBudget = 768 << 10
 
     public init(path: HomePath, entries: [FileEntry], truncated: Bool) {
         self.path = path

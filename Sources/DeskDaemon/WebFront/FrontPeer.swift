@@ -26,10 +26,14 @@ final class FrontPeer: Sendable {
     var id: ObjectIdentifier { ObjectIdentifier(self) }
 
     /// Sends `event` and the descriptors (deskd's copies stay open: the caller closes them).
-    /// Never waits: a front that does not read its socket is cut off instead.
-    func send(_ event: FrontEvent, descriptors: [Int32] = []) {
+    /// Never waits: a front that does not read its socket is cut off instead. False when it was
+    /// not sent (the front is gone, or now cut off).
+    @discardableResult
+    func send(_ event: FrontEvent, descriptors: [Int32] = []) -> Bool {
         do { try socket.send(FrontWire.encode(event), descriptors: descriptors, wait: false) } catch {
             socket.shutdown()
+            return false
         }
+        return true
     }
 }

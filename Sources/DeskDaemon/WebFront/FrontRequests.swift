@@ -111,8 +111,13 @@ struct FrontRequests: Sendable {
             front.send(.answered(call: call, status: status, body: text))
         case .files(let call, let cookie, let csrf, let session, let fileCall, let signedOn):
             let (answer, transfer, descriptors) = await files.call(fileCall, session: session, cookie: cookie, csrf: csrf, signedOn: signedOn, front: front.id)
-            front.send(.filed(call: call, transfer: transfer, answer: answer), descriptors: descriptors)
+            let sent = front.send(.filed(call: call, transfer: transfer, answer: answer), descriptors: descriptors)
             for fd in descriptors { close(fd) }
+            // A front gone while deskd-files answered took its transfers' end with it (endAll),
+            // perhaps before this one was entered: it ends here, or its slot would stay taken.
+            if !sent, let transfer {
+                _ = await files.ended(transfer, bytes: 0, outcome: .failed("the web front went away"), front: front.id)
+            }
         case .transferEnded(let call, let transfer, let bytes, let outcome):
             front.send(.filed(call: call, transfer: nil, answer: await files.ended(transfer, bytes: bytes, outcome: outcome, front: front.id)))
         case .relayEnded, .counts, .listenerFailed:

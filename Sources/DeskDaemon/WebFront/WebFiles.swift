@@ -37,6 +37,12 @@ final class WebFiles: Sendable {
     /// file system, a listing of thousands) and to name an upload (its fsync).
     static let answerTimeout: Duration = .seconds(30)
 
+    /// How long an upload's naming may take: its fsync writes back what the page cache still
+    /// holds, up to the whole file, so the time grows with it (at 32 MiB/s, a slow disk's pace).
+    static func commitTimeout(size: UInt64) -> Duration {
+        answerTimeout + .seconds(Int64(size / (32 << 20)))
+    }
+
     init(service: SessionService, portal: WebPortal) {
         self.service = service
         self.portal = portal
@@ -100,8 +106,13 @@ final class WebFiles: Sendable {
             helper.end(kill: true)
             return refused(.failed, "Your files did not answer in time; try again.")
         }
+        // Each call has its answers: a listing for a listing, a file or archive for a download.
+        let fits = switch (call, answer) {
+        case (_, .refused), (.list, .listing), (.download, .file), (.download, .archive), (.upload, .uploadReady): true
+        default: false
+        }
         let keep: Bool
-        switch (answer, descriptors.count) {
+        switch (fits ? answer : .uploadReady, fits ? descriptors.count : -1) {
         case (.listing(var listing), 0):
             helper.end(kill: false)
             listing.uploadFolder = policy.uploadFolder
@@ -150,7 +161,8 @@ final class WebFiles: Sendable {
         if transfer.direction == .upload, let helper = transfer.helper {
             if outcome == .completed {
                 // fsync and a rename, as the user: up to the timeout.
-                let named = await onDedicatedThread { helper.commit(until: .now + Self.answerTimeout) }
+                let deadline = ContinuousClock.now + Self.commitTimeout(size: transfer.size ?? 0)
+                let named = await onDedicatedThread { helper.commit(until: deadline) }
                 answer = named ?? .refused(FileRefusal(.failed, "The upload could not be named; upload it again."))
                 switch named {
                 case .committed(let name)?:
@@ -158,8 +170,12 @@ final class WebFiles: Sendable {
                 case .refused(let why)?: outcome = .failed(why.sentence)
                 default: outcome = .failed("deskd-files did not name it")
                 }
+                // One that did not answer in time is ended, lest it name the file after the
+                // page was told it failed.
+                helper.end(kill: named == nil)
+            } else {
+                helper.end(kill: false)
             }
-            helper.end(kill: false)
         } else {
             transfer.helper?.end(kill: true)
         }

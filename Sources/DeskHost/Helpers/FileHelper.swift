@@ -36,6 +36,10 @@ public final class FileHelper: Sendable {
         }
         let own = RecordSocket(adopting: deskd_above_stdio(pair[0])), child = deskd_above_stdio(pair[1])
         defer { close(child) }
+        // Its answer is one record, a listing of up to FileListing.byteBudget: past the default
+        // send buffer (208 KiB), which a SOCK_SEQPACKET record must fit. Set while still root's.
+        var room = Int32(2 * FileHelperRequest.recordLimit)
+        _ = setsockopt(child, SOL_SOCKET, SO_SNDBUFFORCE, &room, socklen_t(MemoryLayout<Int32>.size))
         var pidfd: Int32 = -1
         let pid = [program].withCStringArray { argv in
             ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"].withCStringArray { envp in

@@ -4,10 +4,10 @@ import NIOPosix
 
 /// A download's bytes from the descriptor deskd-files opened (a file, read from `offset` for
 /// `length` bytes; or an archive's pipe, read to its end) to the browser: read off the event
-/// loop, a chunk at a time with the next read while the last is sent, so at most two chunks are
+/// loop (on the download's own `FileThread`), a chunk at a time with the next read while the last is sent, so at most two chunks are
 /// held however large the file, and a browser that stops reading stops the reads.
 final class DownloadStream {
-    private let fd: Int32
+    private let thread: FileThread
     private let isPipe: Bool
     private var offset: UInt64
     private var remaining: UInt64?
@@ -28,7 +28,7 @@ final class DownloadStream {
     init(fd: Int32, offset: UInt64, length: UInt64?, context: ChannelHandlerContext, wrap: @escaping (ByteBuffer) -> NIOAny,
          progress: @escaping () -> Void, done: @escaping (DownloadStream, Bool) -> Void) {
         self.progress = progress
-        self.fd = fd
+        self.thread = FileThread(fd: fd)
         self.isPipe = length == nil
         self.offset = offset
         self.remaining = length
@@ -56,9 +56,9 @@ final class DownloadStream {
             return
         }
         reading = true
-        let fd = fd, offset = offset, isPipe = isPipe, allocator = context.channel.allocator
+        let offset = offset, isPipe = isPipe, allocator = context.channel.allocator
         let stream = NIOLoopBound(self, eventLoop: context.eventLoop)
-        NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { () -> ByteBuffer? in
+        thread.run(on: context.eventLoop) { fd -> ByteBuffer? in
             var buffer = allocator.buffer(capacity: Int(want))
             var failed = false
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Int(want)) { bytes in
@@ -114,6 +114,6 @@ final class DownloadStream {
     private func closeFile() {
         guard !closed else { return }
         closed = true
-        close(fd)
+        thread.finish()
     }
 }

@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 
 /// An upload's bytes on their way into the file deskd-files made for it: written in order, off
-/// the event loop (NIO's blocking pool), at most a few MiB held at once. Past that the
+/// the event loop (on the upload's own `FileThread`), at most a few MiB held at once. Past that the
 /// connection stops reading until the disk has caught up, so a fast browser and a slow disk
 /// cost the gateway no more memory than that. Lives on its connection's event loop.
 final class UploadSink {
@@ -20,6 +20,7 @@ final class UploadSink {
     private(set) var failure: FileRefusal?
     private var finished: ((UploadSink) -> Void)?
     private var closed = false
+    private let thread: FileThread
 
     /// Reading stops past this much waiting to be written, and starts again below `resume`.
     static let pause = 4 << 20, resume = 1 << 20
@@ -27,6 +28,7 @@ final class UploadSink {
     init(upload: PendingUploads.Upload, channel: any Channel) {
         self.upload = upload
         self.channel = channel
+        self.thread = FileThread(fd: upload.fd)
     }
 
     func append(_ chunk: ByteBuffer) {
@@ -51,24 +53,28 @@ final class UploadSink {
         finishIfDone()
     }
 
-    /// The connection went: whatever was written stays unnamed and goes with the helper.
+    /// The connection went: whatever was written stays unnamed and goes with the helper. A
+    /// write under way finishes first; none is begun after.
     func abandon() {
         finished = nil
+        queue.removeAll()
+        queued = 0
         closeFile()
     }
 
     private func writeNext() {
-        guard !writing, failure == nil, !queue.isEmpty else { return }
+        guard !writing, !closed, failure == nil, !queue.isEmpty else { return }
         writing = true
         let chunk = queue.removeFirst()
-        let fd = upload.fd, offset = written
+        let offset = written
         let eventLoop = channel.eventLoop
         let sink = NIOLoopBound(self, eventLoop: eventLoop)
-        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> Int32 in
+        thread.run(on: eventLoop) { fd in
             Self.write(chunk, to: fd, at: offset)
         }.whenComplete { result in
             let this = sink.value
             this.writing = false
+            guard !this.closed else { return }
             this.queued -= chunk.readableBytes
             switch result {
             case .success(0): this.written += UInt64(chunk.readableBytes)
@@ -102,7 +108,7 @@ final class UploadSink {
     private func closeFile() {
         guard !closed else { return }
         closed = true
-        close(upload.fd)
+        thread.finish()
     }
 
     /// 0, or the errno of the write that failed.

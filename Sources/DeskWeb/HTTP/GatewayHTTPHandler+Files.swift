@@ -62,11 +62,22 @@ extension GatewayHTTPHandler {
         return UploadSink(upload: upload, channel: context.channel)
     }
 
+    /// The upload this request brought, given up: its file stays unnamed (deskd-files removes
+    /// it with the transfer) and deskd hears so. Every way a request can end without reaching
+    /// `finishUpload` comes here.
+    func dropUpload() {
+        guard let sink = upload else { return }
+        upload = nil
+        sink.abandon()
+        if let files = environment.fileAuthority {
+            reportEnd(sink.upload.transfer, bytes: sink.written, outcome: .cancelled, files: files)
+        }
+    }
+
     /// Each file call, once its request is whole.
     func routeFiles(_ request: HTTPRequestHead, route: FileRoute, cookie: String?, signedOn: String?, body text: String, sink: UploadSink?) {
         guard let files = environment.fileAuthority, let cookie else {
-            sink?.abandon()
-            upload = nil
+            dropUpload()
             return answer(request, .unauthorized, Self.loggedOut)
         }
         let csrf = request.headers["X-Deskd-CSRF"].first
@@ -103,11 +114,7 @@ extension GatewayHTTPHandler {
             }
             finishUpload(request, sink: sink, files: files)
         default:
-            if let sink {
-                sink.abandon()
-                upload = nil
-                reportEnd(sink.upload.transfer, bytes: 0, outcome: .cancelled, files: files)
-            }
+            dropUpload()
             respond(request, .methodNotAllowed, contentType: "application/json",
                     body: GatewayRefusal(.badRequest, "The portal's file calls take GET for list and download, POST to begin an upload and PUT for its bytes.").json, private: true)
         }
@@ -230,6 +237,8 @@ extension GatewayHTTPHandler {
         let keepAlive = request.isKeepAlive && length != nil
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         holdOpen()
+        // A browser that never takes the first chunk is cut like one that stops taking them.
+        armIdle()
         context.write(Self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         guard request.method != .HEAD else {
             close(fd)
@@ -269,6 +278,7 @@ extension GatewayHTTPHandler {
                              session: String, cookie: String, csrf: String, signedOn: String?, files: any FileAuthority) {
         let uploads = environment.uploads
         expireUploads(files: files)
+        let eventLoop = context?.eventLoop
         later(request) {
             let call = FileCall.upload(folder: folder, name: name, size: size, exists: exists, createFolder: false)
             guard let reply = await files.files(cookie: cookie, csrf: csrf, session: session, call: call, signedOn: signedOn) else { return nil }
@@ -279,11 +289,12 @@ extension GatewayHTTPHandler {
             }
             let id = uploads.add(PendingUploads.Upload(transfer: transfer, fd: fd, size: size, folder: folder, cookie: cookie, csrf: csrf,
                                                        session: session, expires: .now + PendingUploads.lifetime))
+            // An id nobody brings bytes to is given back to deskd after its minute (counted
+            // from its making, not from the request: deskd's answer may have taken a while).
+            eventLoop?.scheduleTask(in: TimeAmount(PendingUploads.lifetime) + .seconds(1)) {
+                Self.expire(uploads, files: files)
+            }
             return (.created, Self.json(UploadStarted(upload: id)), nil)
-        }
-        // An id nobody brings bytes to is given back to deskd after its minute.
-        context?.eventLoop.scheduleTask(in: .seconds(61)) { [environment] in
-            Self.expire(environment.uploads, files: files)
         }
     }
 
@@ -301,6 +312,9 @@ extension GatewayHTTPHandler {
     private func finishUpload(_ request: HTTPRequestHead, sink: UploadSink, files: any FileAuthority) {
         guard let context else { return }
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        // The last writes, then deskd's fsync and naming, which grow with the file: deskd bounds
+        // them (WebFiles.commitTimeout), not the usual minute for an answer.
+        holdOpen()
         sink.end { sink in
             let handler = loopBound.value
             handler.upload = nil

@@ -42,7 +42,10 @@ extension GatewayHTTPHandler {
 
     private func api(_ request: HTTPRequestHead, path: Substring) {
         guard let portal = environment.portal else { return }
-        if let (status, body) = refusalOfPortalRequest(request) { return answer(request, status, body) }
+        if let (status, body) = refusalOfPortalRequest(request) {
+            dropUpload()
+            return answer(request, status, body)
+        }
         guard !bodyTooLarge else {
             return answer(request, .payloadTooLarge, GatewayRefusal(.requestTooLarge, "The request is over 16 KiB.").json)
         }
@@ -111,7 +114,10 @@ extension GatewayHTTPHandler {
             return (.forbidden, GatewayRefusal(.permissionDenied, "This portal answers to its own address only.").json)
         }
         let sameOrigin = RequestChecks.isSameOrigin(request.headers, tls: environment.isTLS, publicOrigin: environment.configuration.publicOrigin)
-        let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || request.headers["Sec-Fetch-Site"].contains("cross-site")
+        // Only the portal's own page calls its API: another site's, and a sibling of the same
+        // site too (another host under the same domain, which SameSite cookies do not stop).
+        let fetchSite = request.headers["Sec-Fetch-Site"].first
+        let foreign = (!request.headers["Origin"].isEmpty && !sameOrigin) || fetchSite == "cross-site" || fetchSite == "same-site"
         // A request from script that changes something always carries the page's Origin.
         guard !foreign, (request.method != .POST && request.method != .PUT) || sameOrigin else {
             environment.metrics.refused(.origin)

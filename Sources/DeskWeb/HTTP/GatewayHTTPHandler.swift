@@ -73,11 +73,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // A browser gone mid-transfer: an upload stays unnamed (deskd-files removes it), a
         // download's file closes; deskd hears of each.
-        if let upload, let files = environment.fileAuthority {
-            upload.abandon()
-            reportEnd(upload.upload.transfer, bytes: upload.written, outcome: .cancelled, files: files)
-        }
-        upload = nil
+        dropUpload()
         download?.abandon()
         download = nil
         context.fireChannelInactive()
@@ -110,6 +106,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = nil
             bodyTooLarge = false
             overAddressCap = !address.admit(request.headers)
+            dropUpload()
             upload = uploadSink(for: request)
         case .body(var chunk):
             if let upload {
@@ -133,11 +130,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = nil
             arm(environment.limits.responseTimeout, refusing: false)
             guard !overAddressCap else {
-                if let upload, let files = environment.fileAuthority {
-                    upload.abandon()
-                    reportEnd(upload.upload.transfer, bytes: 0, outcome: .cancelled, files: files)
-                }
-                upload = nil
+                dropUpload()
                 environment.metrics.refused(.addressCapacity)
                 environment.logger.debug("connection refused", metadata: ["reason": "address-capacity", "via": "trusted proxy"])
                 var headers = HTTPHeaders()
@@ -172,6 +165,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         // The path only: a query could hold anything, and no token or cookie is ever logged.
         environment.logger.debug("request", metadata: ["http.method": "\(request.method)", "http.path": "\(path)"])
         if RequestChecks.forgesSingleSignOn(request.headers, configuration: environment.configuration, proxy: address.proxy) {
+            dropUpload()
             environment.metrics.refused(.forgedUser)
             environment.logger.notice("request refused: a single sign-on header from a peer that is no trusted proxy",
                                       metadata: ["web.peer": "\(address.address ?? "?")"])
