@@ -174,6 +174,42 @@ struct ClusterTests {
         }, "\(state)")
     }
 
+    /// Files through the portal for a desktop that runs on a node (issue 50): deskd-files runs
+    /// on the login node, as the owner, and the node sees the same home. An upload through the
+    /// login node's gateway is read back on the node; a file the user made on the node comes
+    /// down through the gateway.
+    @Test func aClusterDesktopsOwnerMovesFilesThroughTheLoginNodesGateway() throws {
+        let lab = try SlurmLab()
+        let alice = try TestUsers.ensure("deskt-clf")
+        let password = try PortalTests.givePassword(to: alice)
+        let fromNode = alice.home + "/made-on-the-node.txt", downloads = alice.home + "/Downloads"
+        defer {
+            lab.down()
+            unlink(fromNode)
+            _ = try? CommandResult.run("/bin/rm", ["-rf", downloads])
+            TestUsers.reap(alice)
+        }
+        let session = try Self.startReady(lab, alice)
+        let node = try #require(session.slurm?.node)
+        let made = try lab.exec(node, user: alice.name, ["/bin/sh", "-c", "echo \"made on $(hostname)\" > \"$1\"", "sh", fromNode])
+        #expect(made.status == 0, "\(made.stderr)")
+        let url = try lab.deskctl(["url", session.display.description, "--json"], as: alice.name).decode(BrowserLink.self).url
+        let parts = try #require(URLComponents(string: url))
+        let base = "\(parts.scheme ?? "http")://\(parts.host ?? "127.0.0.1"):\(parts.port ?? 80)"
+
+        let run = try lab.exec("login", ["/usr/bin/python3", TestEnvironment.repository.appendingPathComponent("Tests/cluster/files_through_login.py").path,
+                                          base, alice.name, password, session.id, "made-on-the-node.txt"])
+        print("ClusterTests: files through the login node's gateway → \(run.stdout)\(run.stderr.suffix(2000))")
+        let result = try PortalTests.json(run.stdout)
+        #expect(result["login"] as? Int == 200 && result["begin"] as? Int == 201 && result["put"] as? Int == 201, "\(result)")
+        #expect(result["listing"] as? [String] == ["from the browser.txt"], "\(result["listing"] ?? "")")
+        #expect(result["fromNode"] as? String == "made on \(node)\n", "\(result["fromNode"] ?? "")")
+        // The desktop's node reads the upload from the same home: same bytes, the owner's file.
+        let seen = try lab.exec(node, user: alice.name, ["/usr/bin/sha256sum", downloads + "/from the browser.txt"])
+        #expect(seen.stdout.hasPrefix(result["uploadedSha256"] as? String ?? "-"), "the node does not see the upload: \(seen.stdout)\(seen.stderr)")
+        _ = try lab.deskctl(["kill", session.display.description], as: alice.name)
+    }
+
     /// A Wayland desktop as a Slurm job (issue 43): sway headless with wayvnc on the job's
     /// socket, through the same seam as on the login node; deskd reaches it through the hop with
     /// no password, Chromium shows it through the gateway, a view-only browser's keys go
