@@ -35,7 +35,7 @@ public struct ControlClient: Sendable {
         data.append(UInt8(ascii: "\n"))
         let reply = try exchange(Array(data))
         do {
-            return try JSONDecoder.desk.decode(Response.self, from: Data(reply))
+            return try ResponseWire.decode(reply)
         } catch {
             throw Unreachable(description: "deskd at \(socketPath) sent a reply deskctl cannot read; are deskd and deskctl the same version?")
         }

@@ -35,6 +35,7 @@ public enum FuzzTargets {
         "wayland-record": waylandRecord,
         "file-query": fileQuery,
         "file-records": fileRecords,
+        "response-wire": responseWire,
     ]
 
     /// `stream` cut where `plan` says, as a socket's reads might cut it: 0 keeps it whole;

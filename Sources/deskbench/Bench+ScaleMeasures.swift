@@ -102,9 +102,32 @@ extension Bench {
         let start = now()
         let killAll = try Run.of(deskctl, ["kill", "--all", "--socket", socket])
         while !live().isEmpty && now() - start < 60 { usleep(5_000) }
-        let left = live().count
-        row("kill --all, \(n), until no process", Stats(values: [now() - start]),
-            "\(left) processes left, exit \(killAll.status) (goal < 500 ms)")
+        let killed = now() - start, left = live().count
+        row("kill --all, \(n), until no process", Stats(values: [killed]), "\(left) processes left, exit \(killAll.status)")
+        // Its floor, in the same run: as many raw Xtigervnc (the same size), SIGKILLed at once
+        // and reaped. deskd ends each desktop's processes too, and records each end.
+        let floor = try rawKillFloor(n, from: last + 1, passwordFile: rawFile)
+        row("SIGKILL of \(n) raw Xtigervnc, reaped", Stats(values: [floor]),
+            String(format: "kill --all is %.2f× this floor (goal ≤ 1.2×)", killed / floor))
+    }
+
+    /// Seconds to end `count` raw Xtigervnc at once with SIGKILL and reap every one, once all
+    /// answer; displays from `first`.
+    func rawKillFloor(_ count: Int, from first: Int, passwordFile: String) throws -> Double {
+        let displays = first..<(first + count)
+        defer { for display in displays { stopRaw(display) } }
+        for display in displays { _ = try launchRaw(display, as: users[0], passwordFile: passwordFile, geometry: try Geometry(parsing: "640x480")) }
+        for display in displays where !waitForRaw(display) { throw Options.Usage("raw Xtigervnc :\(display) did not answer") }
+        let start = now()
+        let pids = displays.compactMap { rawServers[$0] }
+        for pid in pids { kill(pid, SIGKILL) }
+        for pid in pids { waitpid(pid, nil, 0) }
+        let seconds = now() - start
+        for display in displays {
+            rawServers[display] = nil
+            XLockFile.reclaim(Display(display))
+        }
+        return seconds
     }
 
     /// Seconds from launching raw Xtigervnc to its handshake, `count` times on the raw displays.

@@ -173,7 +173,7 @@ final class Bench: @unchecked Sendable {
     /// fresh X cookie in an authority file of the user's, and RFB on a Unix socket in a 0700
     /// directory of the user's (no TCP port), bound under umask 077. Writing the cookie is part
     /// of the floor, as deskd's writing it is part of its start.
-    func launchRaw(_ display: Int, as user: UserAccount, passwordFile: String) throws -> pid_t {
+    func launchRaw(_ display: Int, as user: UserAccount, passwordFile: String, geometry: Geometry = .default) throws -> pid_t {
         let directory = root.appendingPathComponent("raw-d\(display)").path
         if mkdir(directory, 0o700) == 0 { chown(directory, user.uid, user.gid) }
         let authority = directory + "/Xauthority"
@@ -188,7 +188,7 @@ final class Bench: @unchecked Sendable {
         // The very command line deskd starts a desktop's Xvnc with (DeskCore's Xvnc), typed by hand.
         let command = Xvnc(executable: "/usr/bin/Xtigervnc").commandLine(DisplayServerNeeds(
             display: Display(display), xauthority: authority, passwordFile: passwordFile, rfbSocket: directory + "/rfb.sock",
-            geometry: .default, depth: 24, title: "raw Xtigervnc (:\(display))"))
+            geometry: geometry, depth: 24, title: "raw Xtigervnc (:\(display))"))
         let pid = try SessionLauncher.launch(.init(
             executable: command[0],
             arguments: Array(command.dropFirst()),

@@ -109,7 +109,7 @@ public struct ControlServer: Service {
     /// returns once it has queued the bytes, and closing then would drop whatever the socket had
     /// not yet taken (a large history reply, cut off mid-object).
     private func write(_ response: Response, to channel: any Channel) async throws {
-        var data = try JSONEncoder.deskWire.encode(response)
+        var data = try ResponseWire.encode(response)
         data.append(UInt8(ascii: "\n"))
         let buffer = ByteBuffer(bytes: data)
         try await withThrowingTaskGroup(of: Void.self) { group in

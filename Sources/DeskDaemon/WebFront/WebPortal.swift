@@ -332,7 +332,7 @@ actor WebPortal {
         }
         if touch { sessions.touch(cookie) }
         let response = await harness.handle(Array(body.utf8), from: PeerCredentials(pid: 0, uid: login.uid, gid: login.gid))
-        let text = (try? JSONEncoder.deskWire.encode(response)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let text = (try? ResponseWire.encode(response)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return (Self.status(of: response), text)
     }
 
