@@ -222,6 +222,23 @@ actor ManagedSession {
         await task.value
     }
 
+    /// The first step of ending many sessions at once (a kill --all, a reap): this session's
+    /// processes get SIGTERM now, and it is `stopping` for `cause`, while its teardown waits its
+    /// turn among the others' (they run a few dozen at a time). So every desktop of a kill of
+    /// two hundred ends together, as two hundred SIGKILLs would, rather than batch after batch;
+    /// the teardown sends SIGTERM again and finds them gone. A session starting, or on a node,
+    /// is left to its teardown.
+    func beginEnd(_ cause: EndCause) async {
+        guard isRunning, !launching, !isCluster, teardown == nil, footprint.contains(.processes) else { return }
+        lifecycle = .stopping
+        endCause = cause
+        environment.browsers.disconnect(sessionID: id)
+        let session = record.session, host = self.host, cgroup = record.cgroup.map(SessionCGroup.init(path:))
+        // As the teardown does: without cgroup v2, the processes are found in files the user can make slow.
+        let members = await onDedicatedThread { host.processes(of: session, cgroup: cgroup) }
+        for pid in members { host.signal(pid, SIGTERM) }
+    }
+
     /// Saves the record of a running session, for the next deskd.
     func persist() {
         // A cluster desktop is worth a record from its submission: its job runs, queued or not.

@@ -42,6 +42,15 @@ extension SessionService {
     /// cgroup to empty, for deskd-session to close the login), so one after another would add
     /// those waits up, some tens of milliseconds a session. Returns them as ended, in order.
     private func endAll(_ sessions: [(ManagedSession, Session)], _ cause: EndCause) async -> [Session] {
+        // Every session's processes are told to end first; then the teardowns, which wait.
+        if sessions.count > 1 {
+            await withTaskGroup(of: Void.self) { group in
+                for (index, (managed, _)) in sessions.enumerated() {
+                    if index >= Self.teardownsAtOnce { await group.next() }
+                    group.addTask { await managed.beginEnd(cause) }
+                }
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
             for (index, (managed, _)) in sessions.enumerated() {
                 if index >= Self.teardownsAtOnce { await group.next() }
