@@ -91,7 +91,7 @@ install: build
 	install -m 0644 docs/man/deskd.toml.5 $(DESTDIR)$(MANDIR)/man5/deskd.toml.5
 	install -m 0644 docs/man/deskd.8 $(DESTDIR)$(MANDIR)/man8/deskd.8
 	install -d $(DESTDIR)$(TEMPLATEDIR)/portal
-	install -m 0644 Templates/portal/portal.html Templates/portal/portal.css Templates/portal/portal.js $(DESTDIR)$(TEMPLATEDIR)/portal/
+	install -m 0644 Templates/portal/portal.html Templates/portal/portal.css Templates/portal/portal.js Templates/portal/drop.js $(DESTDIR)$(TEMPLATEDIR)/portal/
 	install -m 0644 Templates/deskd.toml $(DESTDIR)$(DOCDIR)/deskd.toml.example
 	sed -e 's|/usr/local/bin/deskctl|$(BINDIR)/deskctl|g' Templates/cron.d/deskd-reap > $(DESTDIR)$(DOCDIR)/cron.d-deskd-reap
 	install -m 0644 README.md docs/ADMIN.md docs/CLUSTER.md docs/BENCHMARKS.md docs/HACKING.md docs/PROTOCOL.md docs/THREAT_MODEL.md $(DESTDIR)$(DOCDIR)/
@@ -116,7 +116,7 @@ uninstall:
 	cmp -s systemd/deskd.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd || true
 	cmp -s systemd/deskd-web.pam $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web && rm -f $(DESTDIR)$(SYSCONFDIR)/pam.d/deskd-web || true
 	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(notdir $(TEMPLATES)))
-	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/portal/,portal.html portal.css portal.js)
+	rm -f $(addprefix $(DESTDIR)$(TEMPLATEDIR)/portal/,portal.html portal.css portal.js drop.js)
 	-rmdir $(DESTDIR)$(TEMPLATEDIR)/portal $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/deskd
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(TMPFILESDIR)/deskd.conf $(DESTDIR)$(SYSUSERSDIR)/deskd.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/deskctl.1 $(DESTDIR)$(MANDIR)/man5/deskd.toml.5 $(DESTDIR)$(MANDIR)/man8/deskd.8

@@ -521,8 +521,10 @@ async function openDesktop(session) {
     if (tab) tab.close();
     return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
   }
-  if (tab) tab.location.href = result.answer.link.url;
-  else location.href = result.answer.link.url;
+  // One's own desktop's page takes dropped files (drop.js): it is told which desktop it shows.
+  const url = result.answer.link.url + (isOwn(session) ? '&session=' + encodeURIComponent(session.id) : '');
+  if (tab) tab.location.href = url;
+  else location.href = url;
 }
 
 // Sharing: a view-only link, good once within 10 minutes, for anyone who holds it or only

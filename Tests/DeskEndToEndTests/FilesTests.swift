@@ -100,6 +100,8 @@ struct FilesTests {
         #expect((field("bigDownload")["disposition"] as? String)?.hasPrefix("attachment;") == true && (field("bigDownload")["csp"] as? String)?.hasPrefix("sandbox") == true)
         #expect(field("range")["status"] as? Int == 206 && field("range")["matches"] as? Bool == true && field("range")["contentRange"] as? String == "bytes 1000-1999/\(256 << 20)", "\(field("range"))")
         #expect(field("staleIfRange")["status"] as? Int == 200, "a range for another version of the file is answered with the whole file")
+        #expect(field("resume")["tagged"] as? Int == 206 && field("resume")["taggedBytes"] as? String == "pla"
+                && field("resume")["byDate"] as? Int == 200 && field("resume")["rewritten"] as? Int == 200, "\(field("resume"))")
         #expect(result["pastEnd"] as? Int == 416 && result["missing"] as? Int == 404)
         #expect(result["smallBack"] as? String == "replaced\n")
         #expect(result["archiveStatus"] as? Int == 200)
@@ -158,7 +160,7 @@ struct FilesTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-files-\(UUID().uuidString.prefix(6))").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { _ = try? CommandResult.run("/bin/rm", ["-rf", work, downloads]); unlink(seen) }
-        // The screenshots stay for a person to look at (files.png, uploading.png); the rest goes.
+        // The screenshots stay for a person to look at (files.png, uploading.png, desktop-drop*.png); the rest goes.
         let shots = FileManager.default.temporaryDirectory.appendingPathComponent("deskd-files-shots-\(UUID().uuidString.prefix(6))").path
         try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
         let small = work + "/notes one.txt", medium = work + "/photo.bin", big = work + "/big.bin", huge = work + "/cancel-me.bin"
@@ -193,6 +195,35 @@ struct FilesTests {
             #expect(try CommandResult.run("/usr/bin/cmp", [small, downloaded]).status == 0, "the download is not the file")
             unlink(downloaded)
         }
+        // Dropped on the desktop's own page (noVNC, from the card's Open): into Downloads, with the overlay.
+        #expect(result["desktopSession"] as? String == session.id && result["desktopOffer"] as? String == "offered", "\(result["desktopOffer"] ?? "")")
+        #expect(result["dropHint"] as? String == "Drop to upload to Downloads", "\(result["dropHint"] ?? "")")
+        #expect(result["dropCancelled"] as? [String: Bool] == ["dragenter": true, "dragover": true, "drop": true], "the page is the drop's target")
+        let dropped = result["dropped"] as? [String: String] ?? [:]
+        #expect(dropped["desk note.txt"] == "Uploaded as desk note.txt" && dropped["desk big.bin"] == "Uploaded as desk big.bin", "\(dropped)")
+        // A refusal is the portal's own sentence.
+        #expect(dropped[".."]?.hasPrefix("A file's name may not be empty") == true, "\(dropped)")
+        #expect(result["dropHintAfter"] as? Bool == false, "the hint stays after the drop")
+        #expect((result["dropAskedAbout"] as? String)?.contains("exists: keep both, or replace it") == true, "\(result["dropAskedAbout"] ?? "")")
+        #expect(result["dropAskButtons"] as? [String] == ["Keep both", "Replace", "Cancel"], "\(result["dropAskButtons"] ?? "")")
+        #expect(result["dropReplaced"] as? String == "Uploaded as desk note.txt", "\(result["dropReplaced"] ?? "")")
+        #expect((result["axeDrop"] as? [Any])?.isEmpty == true, "axe on the drop overlay: \(result["axeDrop"] ?? "not run")")
+        for (name, digest) in result["dropExpected"] as? [String: String] ?? [:] {
+            let sum = try CommandResult.run("/usr/bin/sha256sum", [downloads + "/" + name])
+            #expect(sum.stdout.hasPrefix(digest + " "), "\(name) did not arrive whole from the desktop's page: \(sum.stdout)\(sum.stderr)")
+            var made = stat()
+            #expect(stat(downloads + "/" + name, &made) == 0 && made.st_uid == owner.uid, "\(name) is not the owner's")
+        }
+        #expect((result["dropExpected"] as? [String: String])?.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: downloads + "/not-mine.txt"))
+        // Nobody else's page offers a drop, and none navigates away to a file dropped on it.
+        let refused = result["dropRefused"] as? [String: [String: Any]] ?? [:]
+        #expect(refused.keys.sorted() == ["ownViewOnly", "stranger", "viewOnly"], "\(refused)")
+        for (page, state) in refused {
+            #expect(state["offer"] as? String == "off" && state["hint"] as? Bool == false && state["overlay"] as? Bool == false, "\(page): \(state)")
+            #expect((state["cancelled"] as? [String: Bool])?["drop"] == true, "\(page): a dropped file would open in the tab")
+        }
+
         // The desktop's own shell sees them: typed into its xterm through the gateway.
         let link = try BrowserGatewayTests.link(daemon, session.display, as: owner.name)
         let typed = try BrowserHarness.open(link.url, type: "ls \(downloads) > \(seen)", viewport: "640x480")

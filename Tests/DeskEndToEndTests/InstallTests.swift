@@ -44,7 +44,7 @@ struct InstallTests {
         "usr/share/doc/deskd/PROTOCOL.md",
         "usr/share/doc/deskd/THREAT_MODEL.md",
     ] + ["auto", "gnome", "kde", "labwc", "lxqt", "mate", "openbox", "sway", "xfce", "xfce-wayland", "xterm"].map { "usr/share/deskd/templates/\($0).xstartup" }
-        + ["portal.html", "portal.css", "portal.js"].map { "usr/share/deskd/templates/portal/\($0)" }
+        + ["portal.html", "portal.css", "portal.js", "drop.js"].map { "usr/share/deskd/templates/portal/\($0)" }
 
     static func make(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let result = try CommandResult.run("/usr/bin/make", ["--no-print-directory", "-C", TestEnvironment.repository.path] + arguments)

@@ -46,6 +46,18 @@ final class Scratch {
         #expect(StaticFiles.components(ofTarget: "/vnc.html#autoconnect=1") == ["vnc.html"])
     }
 
+    @Test func noVNCsPageGetsTheDropScriptBeforeItsHeadEndsAndNothingElseChanges() {
+        let tag = StaticFiles.dropScriptTag
+        let added = StaticFiles.inserting(tag, beforeHeadEndOf: ByteBuffer(string: "<html><head><title>noVNC</title>\n</HEAD><body></head></body>"))
+        #expect(String(buffer: added) == "<html><head><title>noVNC</title>\n\(tag)</HEAD><body></head></body>")
+        #expect(tag == "<script src=\"/deskd-drop.js\" defer></script>\n")
+        // A page without a head's end (the test fixture's noVNC) is served as it is.
+        for page in ["<!DOCTYPE html><title>noVNC</title>\n", "", "</head", "<head></hea"] {
+            #expect(String(buffer: StaticFiles.inserting(tag, beforeHeadEndOf: ByteBuffer(string: page))) == page)
+        }
+        #expect(StaticFiles.components(ofTarget: "/vnc.html#autoconnect=1&deskd_session=ab12") == StaticFiles.viewerPage)
+    }
+
     @Test func contentTypesAreNoVNCsAndNothingElse() {
         #expect(StaticFiles.contentType(of: "vnc.html") == "text/html; charset=utf-8")
         #expect(StaticFiles.contentType(of: "ui.js") == "text/javascript; charset=utf-8")

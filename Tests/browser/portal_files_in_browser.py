@@ -8,8 +8,18 @@ opens Files on its card, picks F1… in the upload control (they go into the fol
 opened at, ~/Downloads) and waits for each row to say "Uploaded as …"; uploads F1 again and
 takes "Keep both"; starts BIG and cancels it halfway; sorts by size; downloads F1 back through
 its Download link (the caller compares the bytes). axe-core audits the open file view.
-Screenshots: files.png (the view), uploading.png (an upload in progress)."""
+Screenshots: files.png (the view), uploading.png (an upload in progress).
 
+Then the desktop's own page (noVNC, opened with the card's Open): files dropped on it (a real
+drop event with a DataTransfer of File objects made in the page) go into the upload folder,
+with the page's overlay saying so; the same name dropped again is asked about and replaced; a
+name the portal refuses shows its sentence. axe-core audits the overlay. A view-only link's
+page, and pages that name the desktop without its owner's login, offer no drop at all.
+Screenshots: desktop-drop-hint.png (files dragged over the page), desktop-drop-uploading.png
+(an upload under way, when one was caught), desktop-drop.png (the overlay at the end).
+"Dropped" holds each dropped file's SHA-256 for the caller to compare with what is on disk."""
+
+import hashlib
 import json
 import os
 import sys
@@ -86,6 +96,136 @@ def files_walk(browser, args, result, step):
     download.save_as(target)
     result["downloaded"] = target
     step("downloaded one back")
+
+    desktop_drop_walk(browser, context, page, args, result, step)
+
+
+# Files made in the page and dropped on it: a DataTransfer of File objects, and the drag's
+# events dispatched on noVNC's canvas as the browser would (dragenter, dragover, then drop
+# unless only hovering). Each file is {name, text} or {name, megabytes} (a 1 MiB pattern
+# repeated). Whether the page cancelled each event (as a drop target does) is returned.
+DROP = """([files, drop]) => {
+    const pattern = new Uint8Array(1 << 20);
+    for (let i = 0; i < pattern.length; i++) pattern[i] = (i * 7 + 3) & 255;
+    const transfer = new DataTransfer();
+    for (const f of files) {
+        const parts = f.text !== undefined ? [f.text] : Array(f.megabytes).fill(pattern);
+        transfer.items.add(new File(parts, f.name, { type: 'application/octet-stream' }));
+    }
+    const target = document.querySelector('#noVNC_container canvas') || document.body;
+    const box = target.getBoundingClientRect();
+    const at = { clientX: box.left + box.width / 2, clientY: box.top + box.height / 2 };
+    const cancelled = {};
+    for (const type of drop ? ['dragenter', 'dragover', 'drop'] : ['dragenter', 'dragover']) {
+        const event = new DragEvent(type, Object.assign({ bubbles: true, cancelable: true, composed: true, dataTransfer: transfer }, at));
+        cancelled[type] = !target.dispatchEvent(event);
+    }
+    return cancelled;
+}"""
+
+
+def pattern_sha256(megabytes):
+    chunk = bytes((i * 7 + 3) & 255 for i in range(1 << 20))
+    digest = hashlib.sha256()
+    for _ in range(megabytes):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def drop_state(page):
+    return page.evaluate("""() => ({
+        offer: document.documentElement.dataset.deskdDrop || null,
+        hint: !!document.getElementById('deskd-drop-hint') && getComputedStyle(document.getElementById('deskd-drop-hint')).display !== 'none',
+        overlay: !!document.getElementById('deskd-drop'),
+    })""")
+
+
+def desktop_drop_walk(browser, context, page, args, result, step):
+    shots = args.screenshots
+    page.locator("#files-close").click()
+    card = page.locator("article.card:not(.ended)").first
+    with context.expect_page() as opened:
+        card.get_by_role("button", name="Open").click()
+    desktop = opened.value
+    desktop.on("console", lambda m: result["console"].append(f"desktop {m.type}: {m.text}"[:300]))
+    desktop.on("pageerror", lambda e: result["console"].append(f"desktop pageerror: {e}"[:300]))
+    portal.desktop_shown(desktop, 30)
+    session = desktop.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('deskd_session')")
+    result["desktopSession"] = session
+    result["desktopOffer"] = portal.wait_for(desktop, lambda: desktop.evaluate("() => document.documentElement.dataset.deskdDrop") in ("offered", "off")
+                                             and desktop.evaluate("() => document.documentElement.dataset.deskdDrop"), 15, "the drop's check")
+    step("opened the desktop's page from the card")
+
+    # Dragged over: the page says where a drop goes.
+    desktop.evaluate(DROP, [[{"name": "hover.txt", "text": "x"}], False])
+    result["dropHint"] = portal.wait_for(desktop, lambda: desktop.is_visible("#deskd-drop-hint") and desktop.inner_text("#deskd-drop-hint"), 5, "the drop hint")
+    desktop.screenshot(path=os.path.join(shots, "desktop-drop-hint.png"))
+    step("the page offered the drop")
+
+    note, big, bad = "desk note.txt", "desk big.bin", ".."
+    first, second = "dropped on the desktop\n", "dropped again, replacing it\n"
+    cancelled = desktop.evaluate(DROP, [[{"name": note, "text": first}, {"name": big, "megabytes": 256}, {"name": bad, "text": "no"}], True])
+    result["dropCancelled"] = cancelled
+
+    def status(name):
+        return desktop.locator(f"#deskd-drop li.upload[data-name='{name}'] .upload-status").last.inner_text()
+    shot = False
+
+    def all_done():
+        nonlocal shot
+        now = {n: status(n) for n in (note, big, bad)}
+        if not shot and "MB/s" in now[big]:
+            desktop.screenshot(path=os.path.join(shots, "desktop-drop-uploading.png"))
+            shot = True
+        return now if all(desktop.locator(f"#deskd-drop li.upload[data-name='{n}']").last.evaluate("r => r.classList.contains('done')")
+                          for n in (note, big, bad)) else None
+    result["dropped"] = portal.wait_for(desktop, all_done, 300, "the dropped files' uploads")
+    result["dropUploadingShot"] = shot
+    result["dropHintAfter"] = drop_state(desktop)["hint"]
+    step("dropped three files on the desktop's page")
+
+    # The same name again: asked about, and replaced.
+    desktop.evaluate(DROP, [[{"name": note, "text": second}], True])
+    again = desktop.locator(f"#deskd-drop li.upload[data-name='{note}']").last
+    portal.wait_for(desktop, lambda: again.locator(".replace").count() > 0, 20, "the question about a taken name on the desktop's page")
+    result["dropAskedAbout"] = again.locator(".upload-status").inner_text()
+    result["dropAskButtons"] = again.locator("button").all_inner_texts()
+    again.locator(".replace").click()
+    result["dropReplaced"] = portal.wait_for(desktop, lambda: "Uploaded as" in again.locator(".upload-status").inner_text()
+                                             and again.locator(".upload-status").inner_text(), 30, "the replace")
+    desktop.wait_for_timeout(300)
+    desktop.screenshot(path=os.path.join(shots, "desktop-drop.png"))
+    from axe_playwright_python.sync_playwright import Axe
+    audit = Axe().run(desktop, context="#deskd-drop")
+    result["axeDrop"] = [{"id": v["id"], "impact": v.get("impact"), "nodes": len(v.get("nodes", [])), "help": v.get("help")}
+                         for v in audit.response.get("violations", []) if v.get("impact") in ("serious", "critical")]
+    result["dropOverlay"] = desktop.inner_text("#deskd-drop")
+    result["dropExpected"] = {note: hashlib.sha256(second.encode()).hexdigest(), big: pattern_sha256(256)}
+    step("replaced one on the desktop's page and audited the overlay")
+
+    # No drop for anyone else: a view-only link's page, ...
+    card.get_by_role("button", name="Share view-only").click()
+    card.get_by_role("button", name="Make a view-only link").click()
+    share = portal.wait_for(page, lambda: card.locator(".share input[readonly]").input_value(), 10, "the view-only link")
+    stranger = browser.new_context(viewport={"width": 1000, "height": 700})
+    viewer = stranger.new_page()
+    viewer.goto(share, wait_until="load")
+    portal.desktop_shown(viewer, 30)
+    portal.wait_for(viewer, lambda: drop_state(viewer)["offer"] == "off", 10, "the view-only page's drop check")
+    refused = {"viewOnly": dict(drop_state(viewer), cancelled=viewer.evaluate(DROP, [[{"name": "not-mine.txt", "text": "no"}], True]))}
+    # ... the page naming the desktop, in a browser logged in as nobody (deskd refuses its listing), ...
+    viewer.goto(args.url + "/vnc.html#deskd_session=" + session, wait_until="load")
+    portal.wait_for(viewer, lambda: drop_state(viewer)["offer"] == "off", 10, "the stranger's drop check")
+    refused["stranger"] = dict(drop_state(viewer), cancelled=viewer.evaluate(DROP, [[{"name": "not-mine.txt", "text": "no"}], True]))
+    stranger.close()
+    # ... and a view-only page in the owner's own browser.
+    own = context.new_page()
+    own.goto(args.url + "/vnc.html#view_only=1&deskd_session=" + session, wait_until="load")
+    portal.wait_for(own, lambda: drop_state(own)["offer"] == "off", 10, "the owner's view-only drop check")
+    refused["ownViewOnly"] = dict(drop_state(own), cancelled=own.evaluate(DROP, [[{"name": "not-mine.txt", "text": "no"}], True]))
+    own.close()
+    result["dropRefused"] = refused
+    step("no drop offered to a view-only link, a stranger or a view-only page")
 
 
 def main():

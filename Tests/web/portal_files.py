@@ -190,6 +190,15 @@ def main():
     result["staleIfRange"] = {"status": stale["status"], "bytes": stale["bytes"]}
     result["pastEnd"] = download(owner_session, cookie, "Downloads/big.bin", {"Range": f"bytes={os.path.getsize(big) + 10}-"})["status"]
     small = download(owner_session, cookie, "Downloads/hello world.txt")
+    # A resume with the file's ETag gets its range; a file rewritten since (the same bytes, the
+    # same second) or a date as If-Range gets the whole file.
+    tag = small["headers"].get("ETag")
+    resumed = download(owner_session, cookie, "Downloads/hello world.txt", {"Range": "bytes=2-4", "If-Range": tag})
+    by_date = download(owner_session, cookie, "Downloads/hello world.txt", {"Range": "bytes=2-4", "If-Range": small["headers"].get("Last-Modified")})
+    with open(os.path.join(downloads, "hello world.txt"), "r+b") as f:
+        f.write(b"replaced\n")
+    rewritten = download(owner_session, cookie, "Downloads/hello world.txt", {"Range": "bytes=2-4", "If-Range": tag})
+    result["resume"] = {"tagged": resumed["status"], "taggedBytes": resumed["first"].decode(), "byDate": by_date["status"], "rewritten": rewritten["status"]}
     result["smallBack"] = small["first"].decode(errors="replace")
     archive = download(owner_session, cookie, "Downloads", into=None)
     result["archiveStatus"] = archive["status"]

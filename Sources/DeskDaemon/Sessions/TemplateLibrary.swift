@@ -7,19 +7,20 @@ struct TemplateLibrary: Sendable {
     let directories: [String]
 
     /// The portal's page files: portal/portal.html, portal.css and portal.js in the first
-    /// template directory that holds all three (each within `portalFileBytes`), for the web
-    /// front to serve. Root's own directories only (deskd.toml's and deskd's --templates).
-    func portalFiles() -> (html: String, style: String, script: String)? {
+    /// template directory that holds all three (each within `portalFileBytes`), and drop.js (the
+    /// desktop's page's file drops) from the same folder if it is there, for the web front to
+    /// serve. Root's own directories only (deskd.toml's and deskd's --templates).
+    func portalFiles() -> (html: String, style: String, script: String, drop: String?)? {
         for directory in directories {
             let folder = directory + "/portal/"
             guard let html = Self.text(folder + "portal.html"), let style = Self.text(folder + "portal.css"),
                   let script = Self.text(folder + "portal.js") else { continue }
-            return (html, style, script)
+            return (html, style, script, Self.text(folder + "drop.js"))
         }
         return nil
     }
 
-    /// Each of the portal's files at most: deskd's setup message to the front holds all three.
+    /// Each of the portal's files at most: deskd's setup message to the front holds them all.
     static let portalFileBytes = 256 << 10
 
     private static func text(_ path: String) -> String? {

@@ -42,7 +42,8 @@ final class FrontServer: Service, Sendable {
         socketPath = configuration.runtimeDirectory + "/web.sock"
         webUser = configuration.web.user
         gateway = configuration.web.gatewayConfiguration
-        portalPage = TemplateLibrary(directories: configuration.templateDirectories).portalFiles().map(PortalPage.init)
+        portalPage = TemplateLibrary(directories: configuration.templateDirectories).portalFiles()
+            .map { PortalPage(html: $0.html, style: $0.style, script: $0.script, drop: $0.drop) }
         if gateway != nil, portalPage == nil {
             logger.error("the portal's page is not installed: its address answers 503 until it is; reinstall deskd",
                          metadata: ["templates": "\(configuration.templateDirectories.joined(separator: ":"))", "looked-for": "portal/portal.html, portal.css, portal.js"])

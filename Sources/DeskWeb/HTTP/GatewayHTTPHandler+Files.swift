@@ -185,11 +185,20 @@ extension GatewayHTTPHandler {
     }
 
     private func sendFile(_ request: HTTPRequestHead, fd: Int32, name: FileName, size: UInt64, modified: Int64, transfer: UInt64, files: any FileAuthority) {
-        let tag = "\"\(String(size, radix: 16))-\(String(modified, radix: 16))\""
+        // The validator a resumed download's If-Range must match: the file's inode, size and
+        // change time to the nanosecond (read from the descriptor, which follows no path), so a
+        // file rewritten within the same second at the same size is not resumed into.
+        var status = stat()
+        let version = fstat(fd, &status) == 0
+            ? "\(String(status.st_ino, radix: 16))-\(String(status.st_mtim.tv_sec, radix: 16)).\(String(status.st_mtim.tv_nsec, radix: 16))-"
+            : "\(String(modified, radix: 16))-"
+        let tag = "\"" + version + String(size, radix: 16) + "\""
         let lastModified = Self.httpDate(modified)
         // A resumed download asks for its range only if the file is still the one it began with.
         let ifRange = request.headers["If-Range"].first
-        let unchanged = ifRange == nil || ifRange == tag || ifRange == lastModified
+        // A date is no strong validator (a file can change twice in its second): one given as
+        // If-Range gets the whole file, as RFC 9110 §13.1.5 allows.
+        let unchanged = ifRange == nil || ifRange == tag
         let range = unchanged ? ByteRange(header: request.headers["Range"].first, size: size) : .whole
         var headers = Self.downloadHeaders(name: name, type: "application/octet-stream")
         headers.add(name: "Accept-Ranges", value: "bytes")

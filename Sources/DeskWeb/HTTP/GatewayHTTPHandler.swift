@@ -180,6 +180,12 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             respond(request, .ok, contentType: "text/html; charset=utf-8", body: OpenPage.html, private: true)
         case (.GET, "/open.js"), (.HEAD, "/open.js"):
             respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: OpenPage.script, private: true)
+        case (.GET, "/deskd-drop.js"), (.HEAD, "/deskd-drop.js"):
+            // The desktop page's file drops (Templates/portal/drop.js): the portal's, deskd's copy.
+            guard let drop = dropScript else { return respond(request, .notFound, body: "Not found.\n") }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Security-Policy", value: PortalPage.contentSecurityPolicy)
+            respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: drop, private: true, extraHeaders: headers)
         case (.POST, "/exchange"):
             exchange(request)
         case (_, "/websockify"):
@@ -256,9 +262,15 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// drop.js, where the portal is served and its folder has one: noVNC's page gets it too.
+    private var dropScript: String? {
+        environment.portal == nil ? nil : environment.portalPage?.drop
+    }
+
     private func serveFile(_ request: HTTPRequestHead) {
         guard let context else { return }
         let files = environment.files, target = request.uri, allocator = context.channel.allocator
+        let addsDrop = dropScript != nil && StaticFiles.components(ofTarget: target) == StaticFiles.viewerPage
         // Files are read off the event loop: a slow disk must not stall every relay on it.
         let read = environment.readsFilesInline
             ? context.eventLoop.makeSucceededFuture(files.read(target: target, allocator: allocator))
@@ -266,7 +278,8 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         read.assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let file?):
-                respond(request, .ok, contentType: file.contentType, body: file.body)
+                let body = addsDrop ? StaticFiles.inserting(StaticFiles.dropScriptTag, beforeHeadEndOf: file.body) : file.body
+                respond(request, .ok, contentType: file.contentType, body: body)
             case .success(nil), .failure:
                 respond(request, .notFound, body: "Not found.\n")
             }

@@ -32,7 +32,11 @@ enum OpenPage {
         'use strict';
         (async () => {
           const say = (text) => { document.getElementById('status').textContent = text; };
-          const token = new URLSearchParams(location.hash.slice(1)).get('token');
+          const fragment = new URLSearchParams(location.hash.slice(1));
+          const token = fragment.get('token');
+          // The portal's Open names the desktop (its id) for the viewer's page, whose file drops
+          // (/deskd-drop.js) ask the portal whether this browser is its owner's.
+          const session = /^[0-9a-f]{1,64}$/.test(fragment.get('session') || '') ? fragment.get('session') : null;
           // The token leaves the address bar and the history before anything else happens.
           history.replaceState(null, '', '/open');
           if (!token) { say(\(jsString(refusedSentence))); return; }
@@ -53,7 +57,8 @@ enum OpenPage {
             say('The desktop gateway did not answer; try the link again in a moment.');
             return;
           }
-          location.replace(\(jsString(viewerLocation)) + (answer.viewOnly ? '&view_only=1' : ''));
+          location.replace(\(jsString(viewerLocation)) + (answer.viewOnly ? '&view_only=1' : '') +
+                           (session && !answer.viewOnly ? '&deskd_session=' + session : ''));
         })();
 
         """

@@ -106,6 +106,33 @@ public struct StaticFiles: Sendable {
         return (fd, type, Int(info.st_size))
     }
 
+    /// noVNC's page, into which the gateway adds its one script of its own (`/deskd-drop.js`,
+    /// files dropped on the desktop's page): the target, and the tag added before `</head>`.
+    public static let viewerPage = ["vnc.html"]
+    public static let dropScriptTag = "<script src=\"/deskd-drop.js\" defer></script>\n"
+
+    /// `page` with `tag` added just before its first `</head>` (in any case); unchanged without one.
+    public static func inserting(_ tag: String, beforeHeadEndOf page: ByteBuffer) -> ByteBuffer {
+        let bytes = page.readableBytesView
+        let end = Array("</head>".utf8)
+        guard bytes.count >= end.count else { return page }
+        var at = bytes.startIndex
+        let last = bytes.endIndex - end.count
+        let lowered = { (byte: UInt8) in byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        while at <= last {
+            if zip(bytes[at..<at + end.count], end).allSatisfy({ lowered($0) == $1 }) {
+                var result = ByteBuffer()
+                result.reserveCapacity(page.readableBytes + tag.utf8.count)
+                result.writeBytes(bytes[bytes.startIndex..<at])
+                result.writeString(tag)
+                result.writeBytes(bytes[at...])
+                return result
+            }
+            at += 1
+        }
+        return page
+    }
+
     /// The whole file a request target names, with its Content-Type; nil is a 404. Blocking:
     /// call it off the event loop.
     public func read(target: String, allocator: ByteBufferAllocator) -> (body: ByteBuffer, contentType: String)? {
