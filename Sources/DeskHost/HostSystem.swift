@@ -77,6 +77,8 @@ public protocol HostSystem: Sendable {
     func identity(of pid: pid_t) -> ProcessIdentity?
     /// Every live process of a session: its cgroup's, or (without one) those marked with its id.
     func processes(of session: Session, cgroup: SessionCGroup?) -> [pid_t]
+    /// The same for many sessions at once, by session id: what a kill of many signals first.
+    func processes(of sessions: [(Session, SessionCGroup?)]) -> [String: [pid_t]]
     func signal(_ pid: pid_t, _ signal: Int32)
     /// SIGKILL to every process of the cgroup at once; false if the cgroup is gone.
     func killAll(in cgroup: SessionCGroup) -> Bool
@@ -92,6 +94,12 @@ public protocol HostSystem: Sendable {
 }
 
 extension HostSystem {
+    public func processes(of sessions: [(Session, SessionCGroup?)]) -> [String: [pid_t]] {
+        var found: [String: [pid_t]] = [:]
+        for (session, cgroup) in sessions { found[session.id] = processes(of: session, cgroup: cgroup) }
+        return found
+    }
+
     /// A session's recorded Xvnc is still that process: same pid, start time, uid and executable.
     public func isSameProcess(_ session: Session) -> Bool {
         guard let now = identity(of: session.pid) else { return false }

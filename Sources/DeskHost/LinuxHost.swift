@@ -131,6 +131,23 @@ public final class LinuxHost: HostSystem {
         return pids
     }
 
+    /// One walk of /proc for every session without a cgroup, rather than one each.
+    public func processes(of sessions: [(Session, SessionCGroup?)]) -> [String: [pid_t]] {
+        var found: [String: [pid_t]] = [:]
+        var swept: [Session] = []
+        for (session, cgroup) in sessions {
+            if let cgroup, cgroup.exists { found[session.id] = cgroup.pids } else { swept.append(session) }
+        }
+        guard !swept.isEmpty else { return found }
+        let bySession = ProcessSweep.pids(uids: Set(swept.map(\.uid)), sessionIDs: Set(swept.map(\.id)))
+        for session in swept {
+            var pids = bySession[session.id] ?? []
+            if isSameProcess(session), !pids.contains(session.pid) { pids.append(session.pid) }
+            found[session.id] = pids
+        }
+        return found
+    }
+
     public func signal(_ pid: pid_t, _ signal: Int32) {
         guard pid > 0 else { return }
         kill(pid, signal)

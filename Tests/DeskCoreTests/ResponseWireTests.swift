@@ -27,7 +27,9 @@ struct ResponseWireTests {
     static let awkwardNames = ["bob \"the\" \\ builder", "tab\there", "nul\u{0}byte", "é😀\u{1F}", "line\nbreak\r", "/slash/"]
 
     @Test func aListReadsAsFoundationReadsIt() throws {
-        var response = Response(sessions: (1...40).map { Self.session($0, user: Self.awkwardNames[$0 % Self.awkwardNames.count]) })
+        var extremes = Self.session(41)
+        (extremes.idleSeconds, extremes.clients, extremes.pid, extremes.depth) = (Int.min, Int.max, Int32.min, 0)
+        var response = Response(sessions: (1...40).map { Self.session($0, user: Self.awkwardNames[$0 % Self.awkwardNames.count]) } + [extremes])
         response.foreign = [ForeignDisplay(display: Display(9), reason: "held by someone else", pid: 77)]
         let fast = try ResponseWire.encode(response)
         let foundation = try JSONEncoder.deskWire.encode(response)
@@ -36,7 +38,8 @@ struct ResponseWireTests {
         #expect(try ResponseWire.decode(fast) == expected)
         #expect(try ResponseWire.decode(Array(foundation)) == expected)
         #expect(try JSONDecoder.desk.decode(Response.self, from: Data(fast)) == expected)
-        #expect(expected.sessions?.map(\.user) == (1...40).map { Self.awkwardNames[$0 % Self.awkwardNames.count] })
+        #expect(expected.sessions?.map(\.user) == (1...40).map { Self.awkwardNames[$0 % Self.awkwardNames.count] } + ["alice"])
+        #expect(expected.sessions?.last?.idleSeconds == Int.min && expected.sessions?.last?.pid == Int32.min)
     }
 
     @Test func repliesWithoutSessionsAreFoundationsOwn() throws {

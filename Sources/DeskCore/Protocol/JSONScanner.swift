@@ -153,7 +153,9 @@ struct JSONScanner {
     }
 
     private func text(_ utf8: ArraySlice<UInt8>) throws(Malformed) -> String {
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw malformed("a string is not UTF-8") }
+        // Through a buffer pointer: the stdlib's fast path, not its generic one for a slice.
+        let text = utf8.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        guard let text else { throw malformed("a string is not UTF-8") }
         return text
     }
 

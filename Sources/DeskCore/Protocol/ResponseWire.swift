@@ -116,10 +116,10 @@ enum SessionJSON {
         var pid: Int32?, pidStartTicks: UInt64?, executable: String?, desktopPid: Int32?, state: SessionState?, startedAt: Date?
         var desktop: String?, geometry: Geometry?, depth: Int?, clients: Int?, lastClientAt: Date?, idleSeconds: Int?
         var password: String?, viewOnlyPassword: String?, slurm: SlurmJob?, displayServer = DisplayServerKind.xvnc
-        var seen = Set<String>()
+        var seen = KeysSeen()
         try scanner.object { scanner, key, _ in
             // Foundation's decoder takes one of a repeated key; which, it does not promise.
-            guard seen.insert(key).inserted else { throw scanner.malformed("\"\(key)\" twice in a session") }
+            guard seen.first(key, among: Self.sessionKeys) else { throw scanner.malformed("\"\(key)\" twice in a session") }
             switch key {
             case "id": id = try scanner.string()
             case "user": user = try scanner.string()
@@ -172,6 +172,21 @@ enum SessionJSON {
         return session
     }
 
+    static let sessionKeys = Session.CodingKeys.allCases.map(\.rawValue)
+    static let jobKeys = ["jobId", "node", "partition", "state", "reason", "timeLimit", "endsAt", "extendedSeconds", "expectedStart"]
+
+    /// Which of an object's known keys came already (a bit each); an unknown key repeated is
+    /// Foundation's to pass over as it likes, and so it is here too.
+    struct KeysSeen {
+        private var bits: UInt64 = 0
+
+        mutating func first(_ key: String, among known: [String]) -> Bool {
+            guard let index = known.firstIndex(of: key) else { return true }
+            defer { bits |= 1 << index }
+            return bits & (1 << index) == 0
+        }
+    }
+
     private static func time(_ scanner: inout JSONScanner) throws -> Date {
         let text = try scanner.string()
         guard let date = InternetTime.parse(text) else { throw scanner.malformed("'\(text)' is not an ISO 8601 time") }
@@ -181,9 +196,9 @@ enum SessionJSON {
     private static func job(_ scanner: inout JSONScanner) throws -> SlurmJob {
         var jobId: String?, node: String?, partition: String?, state: String?, reason: String?, timeLimit: String?
         var endsAt: Date?, extendedSeconds: Int?, expectedStart: Date?
-        var seen = Set<String>()
+        var seen = KeysSeen()
         try scanner.object { scanner, key, _ in
-            guard seen.insert(key).inserted else { throw scanner.malformed("\"\(key)\" twice in a job") }
+            guard seen.first(key, among: Self.jobKeys) else { throw scanner.malformed("\"\(key)\" twice in a job") }
             switch key {
             case "jobId": jobId = try scanner.string()
             case "node": node = try scanner.nullOr { try $0.string() }
@@ -239,13 +254,35 @@ private struct JSONWriting {
 
     mutating func member(_ name: StaticString, _ value: some BinaryInteger) {
         key(name)
-        out.append(contentsOf: String(value).utf8)
+        integer(value)
+    }
+
+    /// Its decimal digits, written straight into the output (no String made for each).
+    private mutating func integer(_ value: some BinaryInteger) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // room for 20 digits, the most a 64-bit number has
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var at = buffer.count
+            repeat {
+                at -= 1
+                buffer[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: buffer[at...])
+        }
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
 
     mutating func string(_ value: String) {
         out.append(UInt8(ascii: "\""))
+        // Most strings (names, paths, ids) need no escape: copied whole.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out.append(contentsOf: value.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)

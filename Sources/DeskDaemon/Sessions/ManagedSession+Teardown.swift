@@ -30,12 +30,12 @@ extension ManagedSession {
         var remaining = footprint.contains(.processes) ? await onDedicatedThread(members) : []
         if !remaining.isEmpty {
             for pid in remaining { host.signal(pid, SIGTERM) }
-            remaining = await Self.waitUntilEmpty(members, for: configuration.killGrace)
+            remaining = await waitUntilEmpty(members, for: configuration.killGrace)
         }
         if !remaining.isEmpty {
             logger.info("session did not end on SIGTERM; sending SIGKILL", metadata: session.logMetadata.merging(["session.remaining": "\(remaining.count)"]) { $1 })
             if !(cgroup.map(host.killAll(in:)) ?? false) { for pid in remaining { host.signal(pid, SIGKILL) } }
-            remaining = await Self.waitUntilEmpty(members, for: .seconds(5))
+            remaining = await waitUntilEmpty(members, for: .seconds(5))
             if !remaining.isEmpty {
                 logger.error("session processes survived SIGKILL", metadata: session.logMetadata.merging(["session.pids": "\(remaining)"]) { $1 })
             }
@@ -50,7 +50,7 @@ extension ManagedSession {
                 if let ticks { return now.startTicks == ticks }
                 return now.uid == 0 && now.executable?.hasSuffix("/deskd-session") == true
             }
-            let left = await Self.waitUntilEmpty({ isHelper() ? [helper] : [] }, for: .seconds(5))
+            let left = await waitUntilEmpty({ isHelper() ? [helper] : [] }, for: .seconds(5))
             if !left.isEmpty {
                 logger.error("deskd-session did not end after its session; killing it", metadata: session.logMetadata.merging(["helper.pid": "\(helper)"]) { $1 })
                 if isHelper() { host.signal(helper, SIGKILL) }
@@ -109,15 +109,25 @@ extension ManagedSession {
     /// Polls `members` until none is left or `limit` passes: first after a millisecond, then
     /// less and less often up to every 10 ms. Xvnc ends within a few milliseconds of SIGTERM,
     /// and a kill of two hundred sessions is as slow as its slowest waits.
-    private static func waitUntilEmpty(_ members: @escaping @Sendable () -> [Int32], for limit: Duration) async -> [Int32] {
+    ///
+    /// The processes found are followed one by one (a look at each one's /proc entry), and the
+    /// session as a whole is looked at again only once they are all gone, for any started
+    /// meanwhile: without a cgroup a whole look is a walk of every process on the host, and
+    /// sixty-four teardowns walking it every few milliseconds were most of a kill --all of 200.
+    private func waitUntilEmpty(_ members: @escaping @Sendable () -> [Int32], for limit: Duration) async -> [Int32] {
+        let host = self.host
+        func followed(_ pids: [Int32]) -> [(pid: Int32, ticks: UInt64)] {
+            pids.compactMap { pid in host.identity(of: pid).map { (pid, $0.startTicks) } }
+        }
         let deadline = ContinuousClock.now + limit
-        var remaining = members()
+        var watched = followed(members())
         var pause = Duration.milliseconds(1)
-        while !remaining.isEmpty && ContinuousClock.now < deadline {
+        while !watched.isEmpty && ContinuousClock.now < deadline {
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(10))
-            remaining = members()
+            watched = watched.filter { host.identity(of: $0.pid)?.startTicks == $0.ticks }
+            if watched.isEmpty { watched = followed(members()) }
         }
-        return remaining
+        return watched.map(\.pid)
     }
 }

@@ -222,21 +222,20 @@ actor ManagedSession {
         await task.value
     }
 
-    /// The first step of ending many sessions at once (a kill --all, a reap): this session's
-    /// processes get SIGTERM now, and it is `stopping` for `cause`, while its teardown waits its
-    /// turn among the others' (they run a few dozen at a time). So every desktop of a kill of
-    /// two hundred ends together, as two hundred SIGKILLs would, rather than batch after batch;
-    /// the teardown sends SIGTERM again and finds them gone. A session starting, or on a node,
-    /// is left to its teardown.
-    func beginEnd(_ cause: EndCause) async {
-        guard isRunning, !launching, !isCluster, teardown == nil, footprint.contains(.processes) else { return }
+    /// The first step of ending many sessions at once (a kill --all, a reap): the session is
+    /// `stopping` for `cause` (its processes' exits now end nothing else), its browsers are
+    /// closed, and what the caller needs to find its processes is returned, for SIGTERM to all
+    /// of the sessions' at once while their teardowns wait their turn (they run a few dozen at
+    /// a time). So every desktop of a kill of two hundred ends together, as two hundred
+    /// SIGKILLs would, rather than batch after batch; each teardown sends SIGTERM again and
+    /// finds them gone. nil for a session starting, on a node, or already ending: its teardown
+    /// sees to it.
+    func prepareEnd(_ cause: EndCause) -> (Session, SessionCGroup?)? {
+        guard isRunning, !launching, !isCluster, teardown == nil, footprint.contains(.processes) else { return nil }
         lifecycle = .stopping
         endCause = cause
         environment.browsers.disconnect(sessionID: id)
-        let session = record.session, host = self.host, cgroup = record.cgroup.map(SessionCGroup.init(path:))
-        // As the teardown does: without cgroup v2, the processes are found in files the user can make slow.
-        let members = await onDedicatedThread { host.processes(of: session, cgroup: cgroup) }
-        for pid in members { host.signal(pid, SIGTERM) }
+        return (record.session, record.cgroup.map(SessionCGroup.init(path:)))
     }
 
     /// Saves the record of a running session, for the next deskd.

@@ -1,5 +1,6 @@
 import DeskCore
 import DeskFrontProtocol
+import DeskHost
 import DeskLinux
 import Dispatch
 import FoundationEssentials
@@ -42,14 +43,17 @@ extension SessionService {
     /// cgroup to empty, for deskd-session to close the login), so one after another would add
     /// those waits up, some tens of milliseconds a session. Returns them as ended, in order.
     private func endAll(_ sessions: [(ManagedSession, Session)], _ cause: EndCause) async -> [Session] {
-        // Every session's processes are told to end first; then the teardowns, which wait.
+        // Every session's processes are told to end first, found in one look (one walk of /proc
+        // where there are no cgroups); then the teardowns, which wait.
         if sessions.count > 1 {
-            await withTaskGroup(of: Void.self) { group in
-                for (index, (managed, _)) in sessions.enumerated() {
-                    if index >= Self.teardownsAtOnce { await group.next() }
-                    group.addTask { await managed.beginEnd(cause) }
-                }
+            var prepared: [(Session, SessionCGroup?)] = []
+            for (managed, _) in sessions {
+                if let found = await managed.prepareEnd(cause) { prepared.append(found) }
             }
+            let host = self.host
+            // Without cgroup v2, the processes are found in files the user can make slow: a thread of its own.
+            let pids = await onDedicatedThread { [prepared] in host.processes(of: prepared) }
+            for pid in pids.values.joined() { host.signal(pid, SIGTERM) }
         }
         await withTaskGroup(of: Void.self) { group in
             for (index, (managed, _)) in sessions.enumerated() {

@@ -13,6 +13,21 @@ public enum ProcessSweep {
         }
     }
 
+    /// The processes of many sessions in one walk of /proc (a kill of two hundred would walk it
+    /// two hundred times): by session id, for the sessions in `sessions`, whose users are `uids`.
+    public static func pids(uids: Set<uid_t>, sessionIDs: Set<String>) -> [String: [pid_t]] {
+        let prefix = Array("\(markerKey)=".utf8)
+        var found: [String: [pid_t]] = [:]
+        for pid in ProcFS.allPIDs() {
+            guard let uid = ProcFS.uid(of: pid), uids.contains(uid), let environ = ProcFS.read("/proc/\(pid)/environ", limit: 1 << 20) else { continue }
+            for entry in environ.split(separator: 0) where entry.starts(with: prefix) {
+                let id = String(decoding: entry.dropFirst(prefix.count), as: UTF8.self)
+                if sessionIDs.contains(id) { found[id, default: []].append(pid) }
+            }
+        }
+        return found
+    }
+
     /// Whether the bytes of /proc/PID/environ (NUL-separated `KEY=value` entries) hold the
     /// session's marker as one whole entry.
     static func carriesMarker(environ: [UInt8], sessionID: String) -> Bool {
