@@ -4,6 +4,7 @@ import DeskLinux
 import FoundationEssentials
 import Glibc
 import Logging
+import Synchronization
 
 /// One desktop session and everything that is its own: its directory, cgroup, login process,
 /// Xvnc and desktop, its record, and where it is in its life.
@@ -42,10 +43,23 @@ actor ManagedSession {
                 || was?.timeLimit != job?.timeLimit || was?.expectedStart != job?.expectedStart {
                 environment.changes.bump(uid: uid)
             }
+            publish()
         }
     }
     var lifecycle: Lifecycle {
-        didSet { if lifecycle != oldValue { environment.changes.bump(uid: uid) } }
+        didSet {
+            if lifecycle != oldValue { environment.changes.bump(uid: uid) }
+            publish()
+        }
+    }
+    /// What `list` and the viewer census read of the session, published at every change of its
+    /// record and lifecycle: a list of two hundred sessions read it without waiting on (hopping
+    /// to) two hundred actors, three times each.
+    nonisolated let shown: Mutex<Shown>
+
+    struct Shown: Sendable {
+        var session: Session
+        var censusSubject: ViewerCensus.Subject?
     }
     /// What of the session is on the host, for the teardown to remove.
     var footprint: SessionFootprint
@@ -93,11 +107,31 @@ actor ManagedSession {
         self.record = record
         self.lifecycle = lifecycle
         self.environment = environment
+        // Its census subject comes with its first move to running (a start's end, an adoption).
+        self.shown = Mutex(Shown(session: Self.session(of: record, lifecycle: lifecycle, isCluster: record.cluster != nil), censusSubject: nil))
         environment.changes.bump(uid: uid)
     }
 
+    private func publish() {
+        let now = Shown(session: session, censusSubject: censusSubject)
+        shown.withLock { $0 = now }
+    }
+
+    /// The session as `list` shows it at `now`, from what was published: a running session
+    /// without viewers has been idle since its last viewer left (or its start), read off the
+    /// clock here rather than stored by each census.
+    nonisolated func shownSession(at now: Date) -> Session {
+        var session = shown.withLock { $0.session }
+        if session.clients == 0, session.state == .ready || session.state == .unresponsive {
+            session.idleSeconds = max(0, Int(now.timeIntervalSince(session.lastClientAt ?? session.startedAt)))
+        }
+        return session
+    }
+
     /// The session as `list` shows it: its state follows the lifecycle.
-    var session: Session {
+    var session: Session { Self.session(of: record, lifecycle: lifecycle, isCluster: isCluster) }
+
+    static func session(of record: SessionRecord, lifecycle: Lifecycle, isCluster: Bool) -> Session {
         var session = record.session
         session.state = switch lifecycle {
         case .starting where isCluster && (record.session.slurm?.isPending ?? true): .queued

@@ -54,14 +54,15 @@ extension SessionService {
     public func refresh(now: Date = Date(), health: Bool = false) async {
         let sessions = await registry.all
         guard !sessions.isEmpty else { return }
-        var subjects: [ViewerCensus.Subject] = []
-        for managed in sessions {
-            if let subject = await managed.censusSubject { subjects.append(subject) }
-        }
+        let subjects = sessions.compactMap { $0.shown.withLock { $0.censusSubject } }
         let host = self.host, socketDirectory = configuration.runtimeDirectory
         let counts = await onBlockingPool { [subjects] in host.viewerCensus(subjects, socketDirectory: socketDirectory, health: health) }
         for managed in sessions {
             if let count = counts[managed.id] {
+                // A reader's census moves a session only where its viewers changed (what else a
+                // census sets, the idle time, `shownSession` reads off the clock); the monitor's,
+                // which reads Xvnc's state too, is applied to each.
+                if !health, managed.shown.withLock({ $0.session.clients }) == count.viewers { continue }
                 await managed.apply(count, now: now)
             } else if managed.isCluster {
                 await managed.refreshClusterIdle(now: now)

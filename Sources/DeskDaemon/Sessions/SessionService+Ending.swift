@@ -81,7 +81,7 @@ extension SessionService {
         await refresh(now: now)
         var idle: [(ManagedSession, Session)] = []
         for managed in await registry.all where policy.mayAct(caller, onSessionOf: managed.uid) && (uid == nil || managed.uid == uid) {
-            let session = await managed.session
+            let session = managed.shownSession(at: now)
             if [.ready, .unresponsive].contains(session.state), session.clients == 0, session.idleSeconds >= request.idleSeconds {
                 idle.append((managed, session))
             }

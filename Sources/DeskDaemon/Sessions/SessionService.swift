@@ -283,12 +283,9 @@ public final class SessionService: Sendable {
     // MARK: List, show, logs
 
     public func list(all: Bool, caller: Caller) async -> [Session] {
-        await refresh()
-        var sessions: [Session] = []
-        for managed in await registry.all where all && caller.isAdmin || managed.uid == caller.uid {
-            sessions.append(await managed.session)
-        }
-        return sessions
+        let now = Date()
+        await refresh(now: now)
+        return await registry.all.filter { all && caller.isAdmin || $0.uid == caller.uid }.map { $0.shownSession(at: now) }
     }
 
     /// The session on `display`, if the caller may see it.
