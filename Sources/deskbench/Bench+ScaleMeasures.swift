@@ -107,21 +107,26 @@ extension Bench {
         row("kill --all, \(n), until no process", Stats(values: [killed]), "\(left) processes left, exit \(killAll.status)")
         // Its floor, in the same run: as many raw Xtigervnc (the same size), SIGKILLed at once
         // and reaped. deskd ends each desktop's processes too, and records each end.
-        let floor = try rawKillFloor(n, from: last + 1, passwordFile: rawFile)
+        let floor = try rawKillFloor(n, from: last + 1, passwordFile: rawFile, signal: SIGKILL)
         row("SIGKILL of \(n) raw Xtigervnc, reaped", Stats(values: [floor]),
             String(format: "kill --all is %.2f× this floor (goal ≤ 1.2×)", killed / floor))
+        // deskd ends a desktop with SIGTERM (its programs may save their work; Xtigervnc cleans
+        // up), as a person would: the same for raw Xtigervnc, to show what that costs by itself.
+        let graceful = try rawKillFloor(n, from: last + 1, passwordFile: rawFile, signal: SIGTERM)
+        row("SIGTERM of \(n) raw Xtigervnc, reaped", Stats(values: [graceful]),
+            String(format: "kill --all is %.2f× this", killed / graceful))
     }
 
-    /// Seconds to end `count` raw Xtigervnc at once with SIGKILL and reap every one, once all
+    /// Seconds to end `count` raw Xtigervnc at once with `signal` and reap every one, once all
     /// answer; displays from `first`.
-    func rawKillFloor(_ count: Int, from first: Int, passwordFile: String) throws -> Double {
+    func rawKillFloor(_ count: Int, from first: Int, passwordFile: String, signal: Int32) throws -> Double {
         let displays = first..<(first + count)
         defer { for display in displays { stopRaw(display) } }
         for display in displays { _ = try launchRaw(display, as: users[0], passwordFile: passwordFile, geometry: try Geometry(parsing: "640x480")) }
         for display in displays where !waitForRaw(display) { throw Options.Usage("raw Xtigervnc :\(display) did not answer") }
         let start = now()
         let pids = displays.compactMap { rawServers[$0] }
-        for pid in pids { kill(pid, SIGKILL) }
+        for pid in pids { kill(pid, signal) }
         for pid in pids { waitpid(pid, nil, 0) }
         let seconds = now() - start
         for display in displays {
