@@ -22,7 +22,9 @@ final class DownloadStream {
     private var finished: ((DownloadStream, Bool) -> Void)?
     private var closed = false
 
-    static let chunk = 256 << 10
+    /// 1 MiB: at 256 KiB the download ran at 0.81× scp's bytes/s on loopback, at 1 MiB 1.10×
+    /// (docs/BENCHMARKS.md); two of them are the most a download holds.
+    static let chunk = 1 << 20
 
     /// `length` nil: to the end (a pipe).
     init(fd: Int32, offset: UInt64, length: UInt64?, context: ChannelHandlerContext, wrap: @escaping (ByteBuffer) -> NIOAny,
