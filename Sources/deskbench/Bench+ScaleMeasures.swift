@@ -48,7 +48,7 @@ extension Bench {
         // The host's own slowdown, apart from deskd's: raw Xtigervnc started with none of the
         // sessions running, and again with all of them.
         let rawFile = try passwordFile(for: users[0])
-        let rawAlone = try rawStarts(5, passwordFile: rawFile)
+        let rawAlone = try rawStarts(15, passwordFile: rawFile)
 
         var latencies: [Double] = [], sessions: [Session] = []
         var at: [Int: Checkpoint] = [:]
@@ -63,7 +63,7 @@ extension Bench {
             sessions.append(session)
             if index + 1 == checkpoint || index + 1 == n { at[index + 1] = try measure(socket: socket, pid: pid, sessions: index + 1) }
         }
-        let rawAmongN = try rawStarts(5, passwordFile: rawFile)
+        let rawAmongN = try rawStarts(15, passwordFile: rawFile)
         let displays = Set(sessions.map(\.display))
         var probed = 0
         for session in sessions where (try? Run.of(deskctl, ["probe", session.display.description, "--socket", socket]))?.status == 0 { probed += 1 }

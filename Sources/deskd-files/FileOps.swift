@@ -111,22 +111,23 @@ enum FileOps {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0 else { refuse(.failed, "The archive of \(path) could not be started.") }
         guard fchdir(parent) == 0 else { refuseErrno(errno, path) }
-        send(.archive(name: name), descriptor: ends[0])
-        close(ends[0])
         // The folder's name reaches tar on its stdin, not in its argv, which every user can read
         // in ps; one name of at most 255 bytes fits a pipe's buffer, so this write cannot block.
+        // Made before the answer goes, so a failure here is a refusal, not an empty archive.
         var names: [Int32] = [-1, -1]
         guard pipe(&names) == 0 else { refuse(.failed, "The archive of \(path) could not be started.") }
         let written = member.withCString { write(names[1], $0, strlen($0) + 1) }  // the name and its NUL
         guard written == member.utf8.count + 1 else { refuse(.failed, "The archive of \(path) could not be started.") }
         close(names[1])
+        send(.archive(name: name), descriptor: ends[0])
+        close(ends[0])
         dup2(names[0], STDIN_FILENO)
         close(names[0])
         // tar's stdout is the pipe; its messages (a file it may not read) go nowhere: the archive
         // carries what the user may read, as tar run by them would.
         dup2(ends[1], STDOUT_FILENO)
         close(ends[1])
-        let arguments = ["tar", "--create", "--format=posix", "--file=-", "--null", "--verbatim-files-from", "--files-from=-"]
+        let arguments = ["tar", "--create", "--format=posix", "--file=-", "--null", "--verbatim-files-from", "--no-unquote", "--files-from=-"]
         let environment = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
         arguments.withCStringArray { argv in
             environment.withCStringArray { envp in _ = execve("/usr/bin/tar", argv, envp) }
@@ -209,7 +210,10 @@ enum FileOps {
             // there until the new one takes its place in one step.
             var old = stat()
             if fstatat(folder, name.text, &old, AT_SYMLINK_NOFOLLOW) == 0, old.st_mode & S_IFMT == S_IFREG {
-                _ = fchmod(fd, old.st_mode & 0o777)
+                // Its group too: 0640 means something else in the owner's primary group. Where
+                // the owner may not give it that group, the group gets nothing.
+                let mode = fchown(fd, uid_t.max, old.st_gid) == 0 ? old.st_mode & 0o777 : old.st_mode & 0o707
+                _ = fchmod(fd, mode)
             }
             let beside = partName ?? ".\(name.text.prefix(200)).deskd-upload-\(getpid())"
             if partName == nil {

@@ -27,10 +27,15 @@ import Testing
             while !release.withLock({ $0 }) { usleep(1_000) }
             return "late".withCString { write(fd, $0, 4) }
         }
-        // The connection goes now, mid-write.
+        // The connection goes now, mid-write. Its end is reported (deskd frees the transfer's
+        // slot) only once the descriptor is closed.
         thread.finish()
+        let reported = Atomic<Bool>(false)
+        thread.whenClosed { reported.store(true, ordering: .sequentiallyConsistent) }
         usleep(50_000)
         #expect(!Self.writeEndClosed(ends[0]), "the descriptor closed while a write to it was still to come")
+        let early = reported.load(ordering: .sequentiallyConsistent)
+        #expect(!early, "the end was reported while the write was stuck")
         release.withLock { $0 = true }
         #expect(try await written.get() == 4, "the write under way did not reach its own descriptor")
         var bytes = [UInt8](repeating: 0, count: 8)
@@ -39,6 +44,9 @@ import Testing
         // Then it closes: the reader sees the end.
         for _ in 0..<500 where !Self.writeEndClosed(ends[0]) { usleep(10_000) }
         #expect(Self.writeEndClosed(ends[0]), "the descriptor never closed")
+        for _ in 0..<500 where !reported.load(ordering: .sequentiallyConsistent) { usleep(10_000) }
+        let late = reported.load(ordering: .sequentiallyConsistent)
+        #expect(late, "the end was never reported")
     }
 
     @Test func jobsRunInTheOrderGiven() async throws {

@@ -28,10 +28,13 @@ final class FrontPeer: Sendable {
     /// Sends `event` and the descriptors (deskd's copies stay open: the caller closes them).
     /// Never waits: a front that does not read its socket is cut off instead. False when it was
     /// not sent (the front is gone, or now cut off).
+    /// `cutOff` false: a full socket fails this send only (the caller answers otherwise), for
+    /// a large answer one user's calls can queue up (a listing), which must not end every
+    /// user's relays through this front.
     @discardableResult
-    func send(_ event: FrontEvent, descriptors: [Int32] = []) -> Bool {
+    func send(_ event: FrontEvent, descriptors: [Int32] = [], cutOff: Bool = true) -> Bool {
         do { try socket.send(FrontWire.encode(event), descriptors: descriptors, wait: false) } catch {
-            socket.shutdown()
+            if cutOff || (error.errno != EAGAIN && error.errno != EWOULDBLOCK) { socket.shutdown() }
             return false
         }
         return true

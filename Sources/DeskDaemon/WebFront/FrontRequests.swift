@@ -111,8 +111,12 @@ struct FrontRequests: Sendable {
             front.send(.answered(call: call, status: status, body: text))
         case .files(let call, let cookie, let csrf, let session, let fileCall, let signedOn):
             let (answer, transfer, descriptors) = await files.call(fileCall, session: session, cookie: cookie, csrf: csrf, signedOn: signedOn, front: front.id)
-            let sent = front.send(.filed(call: call, transfer: transfer, answer: answer), descriptors: descriptors)
+            let sent = front.send(.filed(call: call, transfer: transfer, answer: answer), descriptors: descriptors, cutOff: false)
             for fd in descriptors { close(fd) }
+            if !sent {
+                // The front's socket is full (a burst of large listings): this call is refused, in a record that fits.
+                front.send(.filed(call: call, transfer: nil, answer: .refused(FileRefusal(.busy, "The gateway is busy; try again in a moment."))))
+            }
             // A front gone while deskd-files answered took its transfers' end with it (endAll),
             // perhaps before this one was entered: it ends here, or its slot would stay taken.
             if !sent, let transfer {

@@ -153,8 +153,12 @@ final class WebFiles: Sendable {
     /// the name, or why it could not be); every one is recorded and counted.
     func ended(_ number: UInt64, bytes: UInt64, outcome: TransferOutcome, front: ObjectIdentifier) async -> FileAnswer? {
         guard var transfer = state.withLock({ state -> Transfer? in
-            guard state.transfers[number]?.front == front else { return nil }
-            return state.transfers.removeValue(forKey: number)
+            guard let transfer = state.transfers[number], transfer.front == front else { return nil }
+            state.transfers[number] = nil
+            // An upload being named still counts against its owner's and everyone's limits
+            // until deskd-files is done (an fsync on the user's own slow or hung file system).
+            if transfer.direction == .upload, transfer.helper != nil, outcome == .completed { state.starting[transfer.uid, default: 0] += 1 }
+            return transfer
         }) else { return nil }
         var answer: FileAnswer?
         var outcome = outcome
@@ -163,6 +167,7 @@ final class WebFiles: Sendable {
                 // fsync and a rename, as the user: up to the timeout.
                 let deadline = ContinuousClock.now + Self.commitTimeout(size: transfer.size ?? 0)
                 let named = await onDedicatedThread { helper.commit(until: deadline) }
+                state.withLock { $0.starting[transfer.uid, default: 1] -= 1 }
                 answer = named ?? .refused(FileRefusal(.failed, "The upload could not be named; upload it again."))
                 switch named {
                 case .committed(let name)?:

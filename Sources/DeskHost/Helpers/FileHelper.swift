@@ -39,7 +39,10 @@ public final class FileHelper: Sendable {
         // Its answer is one record, a listing of up to FileListing.byteBudget: past the default
         // send buffer (208 KiB), which a SOCK_SEQPACKET record must fit. Set while still root's.
         var room = Int32(2 * FileHelperRequest.recordLimit)
-        _ = setsockopt(child, SOL_SOCKET, SO_SNDBUFFORCE, &room, socklen_t(MemoryLayout<Int32>.size))
+        if setsockopt(child, SOL_SOCKET, SO_SNDBUFFORCE, &room, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            // Without CAP_NET_ADMIN (a container): as far as the system's ceiling allows.
+            _ = setsockopt(child, SOL_SOCKET, SO_SNDBUF, &room, socklen_t(MemoryLayout<Int32>.size))
+        }
         var pidfd: Int32 = -1
         let pid = [program].withCStringArray { argv in
             ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"].withCStringArray { envp in

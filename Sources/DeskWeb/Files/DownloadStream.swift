@@ -113,6 +113,12 @@ final class DownloadStream {
         finished(self, false)
     }
 
+    /// `body` once the file or pipe is closed here: a read stuck on the user's file system keeps
+    /// the transfer (and its slot at deskd) until it returns.
+    func whenClosed(_ body: @escaping @Sendable () -> Void) {
+        thread.whenClosed(body)
+    }
+
     private func closeFile() {
         guard !closed else { return }
         closed = true

@@ -1,12 +1,15 @@
 import Glibc
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One transfer's own thread for the blocking reads and writes of its descriptor.
 ///
 /// Its own, not a shared pool's: a user's file on a hung NFS mount or a FUSE file system that
-/// never answers, or their stopped tar, blocks this transfer and no one else's. (Threads are
-/// bounded by deskd's `[files] transfers`.) Its jobs run one at a time in the order given, and
+/// never answers, or their stopped tar, blocks this transfer and no one else's. Threads are
+/// bounded by deskd's `[files] transfers`: a transfer's end is reported to deskd, which frees
+/// its slot, only once its descriptor is closed (`whenClosed`), so a thread stuck in a hung read
+/// keeps its owner's slot taken rather than letting them start another. Its jobs run one at a time in the order given, and
 /// the descriptor is closed by the last of them, so no read or write can reach the number after
 /// it was closed, when it may already be another user's upload passed in by deskd. Used from
 /// its transfer's event loop only; the thread starts with the first job.
@@ -14,6 +17,30 @@ final class FileThread {
     private var pool: NIOThreadPool?
     private var finished = false
     let fd: Int32
+    private let closing = Closing()
+
+    /// The close, and what waits for it (run then, on the closing thread).
+    private final class Closing: Sendable {
+        private let state = Mutex<(done: Bool, waiting: [@Sendable () -> Void])>((false, []))
+
+        func close(_ fd: Int32) {
+            Glibc.close(fd)
+            let waiting = state.withLock { state in
+                state.done = true
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            for body in waiting { body() }
+        }
+
+        func whenClosed(_ body: @escaping @Sendable () -> Void) {
+            let now = state.withLock { state in
+                if !state.done { state.waiting.append(body) }
+                return state.done
+            }
+            if now { body() }
+        }
+    }
 
     init(fd: Int32) {
         self.fd = fd
@@ -38,14 +65,16 @@ final class FileThread {
     func finish() {
         guard !finished else { return }
         finished = true
-        let fd = fd
-        guard let pool else {
-            close(fd)
-            return
-        }
+        let fd = fd, closing = closing
+        guard let pool else { return closing.close(fd) }
         pool.submit { _ in
-            close(fd)
+            closing.close(fd)
             pool.shutdownGracefully { _ in }
         }
+    }
+
+    /// Runs `body` once the descriptor is closed (at once if it is), on whichever thread closed it.
+    func whenClosed(_ body: @escaping @Sendable () -> Void) {
+        closing.whenClosed(body)
     }
 }

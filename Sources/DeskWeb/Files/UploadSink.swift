@@ -60,6 +60,14 @@ final class UploadSink {
         queue.removeAll()
         queued = 0
         closeFile()
+        // A kept-alive connection reads its next request, whatever this one had paused.
+        channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+    }
+
+    /// `body` once the upload's file is closed here: a write stuck on the user's file system
+    /// keeps the transfer (and its slot at deskd) until it returns.
+    func whenClosed(_ body: @escaping @Sendable () -> Void) {
+        thread.whenClosed(body)
     }
 
     private func writeNext() {

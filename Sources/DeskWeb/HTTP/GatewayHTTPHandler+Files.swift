@@ -70,7 +70,8 @@ extension GatewayHTTPHandler {
         upload = nil
         sink.abandon()
         if let files = environment.fileAuthority {
-            reportEnd(sink.upload.transfer, bytes: sink.written, outcome: .cancelled, files: files)
+            let transfer = sink.upload.transfer, written = sink.written
+            sink.whenClosed { Self.reportEnd(transfer, bytes: written, outcome: .cancelled, files: files) }
         }
     }
 
@@ -259,7 +260,8 @@ extension GatewayHTTPHandler {
                                     wrap: { Self.wrapOutboundOut(.body(.byteBuffer($0))) }, progress: { loopBound.value.armIdle() }) { stream, whole in
             let handler = loopBound.value
             handler.download = nil
-            handler.reportEnd(transfer, bytes: stream.sent, outcome: whole ? .completed : .cancelled, files: files)
+            let sent = stream.sent
+            stream.whenClosed { Self.reportEnd(transfer, bytes: sent, outcome: whole ? .completed : .cancelled, files: files) }
             if whole { handler.endResponse(keepAlive: keepAlive) } else { handler.context?.close(promise: nil) }
         }
         download = stream
@@ -277,6 +279,10 @@ extension GatewayHTTPHandler {
     }
 
     func reportEnd(_ transfer: UInt64, bytes: UInt64, outcome: TransferOutcome, files: any FileAuthority) {
+        Self.reportEnd(transfer, bytes: bytes, outcome: outcome, files: files)
+    }
+
+    @Sendable static func reportEnd(_ transfer: UInt64, bytes: UInt64, outcome: TransferOutcome, files: any FileAuthority) {
         // Nobody waits for this answer: a download's end is only recorded.
         Task { _ = await files.transferEnded(transfer, bytes: bytes, outcome: outcome) }
     }
