@@ -177,8 +177,11 @@ def desktop_drop_walk(browser, context, page, args, result, step):
         if not shot and "MB/s" in now[big]:
             desktop.screenshot(path=os.path.join(shots, "desktop-drop-uploading.png"))
             shot = True
-        return now if all(desktop.locator(f"#deskd-drop li.upload[data-name='{n}']").last.evaluate("r => r.classList.contains('done')")
-                          for n in (note, big, bad)) else None
+        if not all(desktop.locator(f"#deskd-drop li.upload[data-name='{n}']").last.evaluate("r => r.classList.contains('done')")
+                   for n in (note, big, bad)):
+            return None
+        # Read again once every row is done: a row may have finished since `now` was read.
+        return {n: status(n) for n in (note, big, bad)}
     result["dropped"] = portal.wait_for(desktop, all_done, 300, "the dropped files' uploads")
     result["dropUploadingShot"] = shot
     result["dropHintAfter"] = drop_state(desktop)["hint"]
