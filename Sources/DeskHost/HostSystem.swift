@@ -75,6 +75,9 @@ public protocol HostSystem: Sendable {
     func probe(_ endpoint: RFBEndpoint, host: String, xvnc: pid_t, authenticate: Bool, password: String?, timeout: Duration) -> Result<RFBProbe, RFBClient.Failure>
     /// Who a pid is now; nil once it is gone or a zombie.
     func identity(of pid: pid_t) -> ProcessIdentity?
+    /// When `pid` started (in clock ticks), or nil once it has ended: what a wait on a process
+    /// needs, without identity's uid and executable.
+    func startTicks(of pid: pid_t) -> UInt64?
     /// Every live process of a session: its cgroup's, or (without one) those marked with its id.
     func processes(of session: Session, cgroup: SessionCGroup?) -> [pid_t]
     /// The same for many sessions at once, by session id: what a kill of many signals first.
@@ -94,6 +97,8 @@ public protocol HostSystem: Sendable {
 }
 
 extension HostSystem {
+    public func startTicks(of pid: pid_t) -> UInt64? { identity(of: pid)?.startTicks }
+
     public func processes(of sessions: [(Session, SessionCGroup?)]) -> [String: [pid_t]] {
         var found: [String: [pid_t]] = [:]
         for (session, cgroup) in sessions { found[session.id] = processes(of: session, cgroup: cgroup) }

@@ -56,7 +56,7 @@ extension Bench {
         let throughput = { (value: Double) in String(format: "%.0f MB/s", value / 1e6) }
         let relayRatio = Stats(values: zip(rates["cluster"] ?? [], rates["local"] ?? []).map { $0 / $1 }).median
         row("gateway, a desktop on this host", Stats(values: rates["local"] ?? []), unit: throughput)
-        row("gateway, a node's desktop (hop, relay)", Stats(values: rates["cluster"] ?? []), String(format: "%.2f× local", relayRatio), unit: throughput)
+        row("gateway, a node's desktop (hop, relay)", Stats(values: rates["cluster"] ?? []), String(format: "%.2f× local (goal ≥ 0.9×)", relayRatio), unit: throughput)
     }
 
     /// One `deskctl start --slurm` to its answer (the job reported its desktop answering RFB),

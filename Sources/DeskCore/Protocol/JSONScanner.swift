@@ -127,13 +127,17 @@ struct JSONScanner {
     mutating func string() throws(Malformed) -> String {
         try expect(UInt8(ascii: "\""))
         let start = position
+        var ascii = true
         // The common case: no escape, so the bytes are the string.
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 defer { position += 1 }
+                // ASCII is UTF-8 as it stands: no validation to pay for (most of a session's strings).
+                if ascii { return bytes[start..<position].withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) } }
                 return try text(bytes[start..<position])
             }
+            ascii = ascii && byte < 0x80
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw malformed("a control byte in a string") }
             position += 1

@@ -116,44 +116,45 @@ enum SessionJSON {
         var pid: Int32?, pidStartTicks: UInt64?, executable: String?, desktopPid: Int32?, state: SessionState?, startedAt: Date?
         var desktop: String?, geometry: Geometry?, depth: Int?, clients: Int?, lastClientAt: Date?, idleSeconds: Int?
         var password: String?, viewOnlyPassword: String?, slurm: SlurmJob?, displayServer = DisplayServerKind.xvnc
-        var seen = KeysSeen()
+        var seen: UInt64 = 0
         try scanner.object { scanner, key, _ in
+            guard let (field, bit) = Self.sessionFields[key] else { return try scanner.skipValue() }
             // Foundation's decoder takes one of a repeated key; which, it does not promise.
-            guard seen.first(key, among: Self.sessionKeys) else { throw scanner.malformed("\"\(key)\" twice in a session") }
-            switch key {
-            case "id": id = try scanner.string()
-            case "user": user = try scanner.string()
-            case "uid": uid = try scanner.integer(UInt32.self)
-            case "gid": gid = try scanner.integer(UInt32.self)
-            case "display": display = try scanner.integer(Int.self)
-            case "rfbPort": rfbPort = try scanner.nullOr { try $0.integer(Int.self) }
-            case "rfbSocket": rfbSocket = try scanner.nullOr { try $0.string() }
-            case "pid": pid = try scanner.integer(Int32.self)
-            case "pidStartTicks": pidStartTicks = try scanner.integer(UInt64.self)
-            case "executable": executable = try scanner.string()
-            case "desktopPid": desktopPid = try scanner.nullOr { try $0.integer(Int32.self) }
-            case "state":
+            guard seen & bit == 0 else { throw scanner.malformed("\"\(key)\" twice in a session") }
+            seen |= bit
+            switch field {
+            case .id: id = try scanner.string()
+            case .user: user = try scanner.string()
+            case .uid: uid = try scanner.integer(UInt32.self)
+            case .gid: gid = try scanner.integer(UInt32.self)
+            case .display: display = try scanner.integer(Int.self)
+            case .rfbPort: rfbPort = try scanner.nullOr { try $0.integer(Int.self) }
+            case .rfbSocket: rfbSocket = try scanner.nullOr { try $0.string() }
+            case .pid: pid = try scanner.integer(Int32.self)
+            case .pidStartTicks: pidStartTicks = try scanner.integer(UInt64.self)
+            case .executable: executable = try scanner.string()
+            case .desktopPid: desktopPid = try scanner.nullOr { try $0.integer(Int32.self) }
+            case .state:
                 let name = try scanner.string()
                 guard let known = SessionState(rawValue: name) else { throw scanner.malformed("'\(name)' is not a session state") }
                 state = known
-            case "startedAt": startedAt = try time(&scanner)
-            case "desktop": desktop = try scanner.string()
-            case "geometry":
+            case .startedAt: startedAt = try time(&scanner)
+            case .desktop: desktop = try scanner.string()
+            case .geometry:
                 let text = try scanner.string()
                 guard let parsed = try? Geometry(parsing: text) else { throw scanner.malformed("'\(text)' is not a geometry") }
                 geometry = parsed
-            case "depth": depth = try scanner.integer(Int.self)
-            case "clients": clients = try scanner.integer(Int.self)
-            case "lastClientAt": lastClientAt = try scanner.nullOr { try time(&$0) }
-            case "idleSeconds": idleSeconds = try scanner.integer(Int.self)
-            case "password": password = try scanner.nullOr { try $0.string() }
-            case "viewOnlyPassword": viewOnlyPassword = try scanner.nullOr { try $0.string() }
-            case "slurm": slurm = try scanner.nullOr { try job(&$0) }
-            case "displayServer":
+            case .depth: depth = try scanner.integer(Int.self)
+            case .clients: clients = try scanner.integer(Int.self)
+            case .lastClientAt: lastClientAt = try scanner.nullOr { try time(&$0) }
+            case .idleSeconds: idleSeconds = try scanner.integer(Int.self)
+            case .password: password = try scanner.nullOr { try $0.string() }
+            case .viewOnlyPassword: viewOnlyPassword = try scanner.nullOr { try $0.string() }
+            case .slurm: slurm = try scanner.nullOr { try job(&$0) }
+            case .displayServer:
                 guard let kind = try scanner.nullOr({ try $0.string() }) else { break }
                 guard let known = DisplayServerKind(rawValue: kind) else { throw scanner.malformed("'\(kind)' is not a display server") }
                 displayServer = known
-            default: try scanner.skipValue()
             }
         }
         guard let id, let user, let uid, let gid, let display, let pid, let pidStartTicks, let executable, let state, let startedAt,
@@ -172,7 +173,11 @@ enum SessionJSON {
         return session
     }
 
-    static let sessionKeys = Session.CodingKeys.allCases.map(\.rawValue)
+    /// Each key of a session to its field and that field's bit among the keys seen: one hash a
+    /// key, where a walk of the twenty-three names (for the repeat check, then again for the
+    /// switch) was most of reading a `list --all` of two hundred.
+    static let sessionFields: [String: (field: Session.CodingKeys, bit: UInt64)] = Dictionary(
+        uniqueKeysWithValues: Session.CodingKeys.allCases.enumerated().map { index, field in (field.rawValue, (field, UInt64(1) << index)) })
     static let jobKeys = ["jobId", "node", "partition", "state", "reason", "timeLimit", "endsAt", "extendedSeconds", "expectedStart"]
 
     /// Which of an object's known keys came already (a bit each); an unknown key repeated is

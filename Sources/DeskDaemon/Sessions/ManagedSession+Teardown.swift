@@ -117,7 +117,7 @@ extension ManagedSession {
     private func waitUntilEmpty(_ members: @escaping @Sendable () -> [Int32], for limit: Duration) async -> [Int32] {
         let host = self.host
         func followed(_ pids: [Int32]) -> [(pid: Int32, ticks: UInt64)] {
-            pids.compactMap { pid in host.identity(of: pid).map { (pid, $0.startTicks) } }
+            pids.compactMap { pid in host.startTicks(of: pid).map { (pid, $0) } }
         }
         let deadline = ContinuousClock.now + limit
         var watched = followed(members())
@@ -125,7 +125,7 @@ extension ManagedSession {
         while !watched.isEmpty && ContinuousClock.now < deadline {
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(10))
-            watched = watched.filter { host.identity(of: $0.pid)?.startTicks == $0.ticks }
+            watched = watched.filter { host.startTicks(of: $0.pid) == $0.ticks }
             if watched.isEmpty { watched = followed(members()) }
         }
         return watched.map(\.pid)

@@ -144,9 +144,11 @@ struct SessionLogArchive: Sendable {
     /// in `live`, nor one whose end is not recorded unless it is older than `unfinishedGrace`
     /// (a start in flight is in no live set yet).
     func prune(owner: UInt32, keep: Int, live: Set<String>, now: Date = Date()) {
-        let ended = byChange(in: directory + "/\(owner)").filter { path, changed in
-            let id = String(path.split(separator: "/").last ?? "")
-            guard !live.contains(id) else { return false }
+        let kept = byChange(in: directory + "/\(owner)").filter { path, _ in !live.contains(String(path.split(separator: "/").last ?? "")) }
+        // No more than `keep` that are not live: nothing to drop, and no summary to read (each
+        // end of a kill --all prunes its owner's logs; most find nothing over the limit).
+        guard kept.count > keep else { return }
+        let ended = kept.filter { path, changed in
             if summary(in: path)?.endedAt != nil { return true }
             return now.timeIntervalSince1970 - Double(changed.tv_sec) > Self.unfinishedGrace
         }
