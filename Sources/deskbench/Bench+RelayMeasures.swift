@@ -23,6 +23,10 @@ extension Bench {
         let server = session.server.viewerProgram
         let websockify = try startWebsockify(target: socketPath)
         defer { stopWebsockify(websockify.pid) }
+        // The floor of any relay's CPU per byte on this machine: socat copying the same socket
+        // to TCP, a read and a write per piece, no WebSocket. What a relay costs above it is its own.
+        let socat = try startSocat(target: socketPath)
+        defer { stopWebsockify(socat.pid) }
 
         let direct = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(path: socketPath), password: password) }
         let gateway = { () throws -> RFBBenchClient in
@@ -33,6 +37,7 @@ extension Bench {
             return try RFBBenchClient(WebSocketStream(port: self.webPort, cookie: cookie), password: nil)
         }
         let relayed = { () throws -> RFBBenchClient in try RFBBenchClient(WebSocketStream(port: websockify.port, cookie: nil), password: password) }
+        let copied = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(port: socat.port), password: password) }
         let probe = try direct()
         let frame = probe.width * probe.height * probe.bytesPerPixel
         report("browser relay\(!session.server.relayReadsServerMessages ? "" : " (a Wayland desktop, \(session.desktop): the gateway reads the desktop's messages)"): deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
@@ -44,6 +49,7 @@ extension Bench {
             var order: [(String, () throws -> RFBBenchClient, pid_t?)] = [("gateway", gateway, daemonPID), ("websockify", relayed, websockify.pid)]
             if round % 2 == 1 { order.reverse() }
             order.insert(("direct", direct, nil), at: 0)
+            order.append(("socat", copied, socat.pid))
             for (name, connect, relay) in order {
                 let client = try connect()
                 for _ in 0..<2 { try client.update() }   // warm-up: buffers, the relay's first allocations
@@ -68,6 +74,10 @@ extension Bench {
         row("deskd gateway, CPU per GB moved", Stats(values: cpuPerGB["gateway"] ?? []),
             String(format: "%.2f× websockify's (goal ≤ 0.35×)", perRound(cpuPerGB)), unit: cpuTime)
         row("websockify, CPU per GB moved", Stats(values: cpuPerGB["websockify"] ?? []), unit: cpuTime)
+        let overFloor = Stats(values: zip(cpuPerGB["gateway"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median
+        row("socat, a bare copy (floor), CPU per GB", Stats(values: cpuPerGB["socat"] ?? []),
+            String(format: "the gateway is %.2f× this; websockify %.2f×", overFloor,
+                   Stats(values: zip(cpuPerGB["websockify"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median), unit: cpuTime)
 
         // Round trips of a 1×1 update, in blocks alternated across the three paths.
         var trips: [String: [Double]] = [:]
@@ -116,6 +126,29 @@ extension Bench {
         throw Options.Usage("websockify did not listen on 127.0.0.1:\(port)")
     }
 
+    static let socat = "/usr/bin/socat"
+
+    /// Debian's socat on a free loopback port, a child per connection copying it to `target`
+    /// in pieces as large as the gateway's reads (256 KiB).
+    func startSocat(target: String) throws -> (pid: pid_t, port: Int) {
+        guard access(Self.socat, X_OK) == 0 else { throw Options.Usage("socat is not installed (scripts/install-deps installs it)") }
+        let port = try Self.freeLoopbackPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.socat)
+        process.arguments = ["-b", "262144", "TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork", "UNIX-CONNECT:\(target)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<500 {
+            // A connection made and closed at once costs socat a child that connects to the
+            // desktop and ends: the desktop sees a viewer come and go.
+            if ProcFS.tcpSockets(states: [ProcFS.TCPSocket.listen]).contains(where: { $0.localPort == port }) { return (process.processIdentifier, port) }
+            usleep(10_000)
+        }
+        process.terminate()
+        throw Options.Usage("socat did not listen on 127.0.0.1:\(port)")
+    }
+
     /// SIGTERM to websockify and the children serving connections, SIGKILL to what is left after 2 s.
     func stopWebsockify(_ pid: pid_t) {
         let family = children(of: pid) + [pid]
@@ -134,8 +167,20 @@ extension Bench {
 
     /// CPU seconds of a process and its live children: websockify serves each connection in a
     /// child it forks, whose time reaches the parent's only once it has been reaped.
+    ///
+    /// In nanoseconds, from each thread's schedstat: /proc's stat counts in ticks of 10 ms, and a
+    /// round of 250 MB costs a relay some tens of them.
     func cpuOfTree(_ pid: pid_t) -> Double {
-        children(of: pid).reduce(cpuSeconds(pid)) { $0 + cpuSeconds($1) }
+        children(of: pid).reduce(threadSeconds(pid)) { $0 + threadSeconds($1) }
+    }
+
+    /// CPU seconds of every thread of `pid` now running (the first field of schedstat).
+    private func threadSeconds(_ pid: pid_t) -> Double {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return threads.reduce(0) { total, thread in
+            let nanoseconds = ProcFS.readText("/proc/\(pid)/task/\(thread)/schedstat")?.split(separator: " ").first.flatMap { Double($0) } ?? 0
+            return total + nanoseconds / 1e9
+        }
     }
 
     static func freeLoopbackPort() throws -> Int {
