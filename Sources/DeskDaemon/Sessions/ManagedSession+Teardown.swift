@@ -46,8 +46,8 @@ extension ManagedSession {
             // may have gone to someone else, so it counts only while it is still the same process.
             let ticks = record.helperStartTicks
             let isHelper: @Sendable () -> Bool = {
+                if let ticks { return host.startTicks(of: helper) == ticks }
                 guard let now = host.identity(of: helper) else { return false }
-                if let ticks { return now.startTicks == ticks }
                 return now.uid == 0 && now.executable?.hasSuffix("/deskd-session") == true
             }
             let left = await waitUntilEmpty({ isHelper() ? [helper] : [] }, for: .seconds(5))
