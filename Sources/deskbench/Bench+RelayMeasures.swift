@@ -25,8 +25,8 @@ extension Bench {
         defer { stopWebsockify(websockify.pid) }
         // The floor of any relay's CPU per byte on this machine: socat copying the same socket
         // to TCP, a read and a write per piece, no WebSocket. What a relay costs above it is its own.
-        let socat = try startSocat(target: socketPath)
-        defer { stopWebsockify(socat.pid) }
+        let socat = access(Self.socat, X_OK) == 0 ? try startSocat(target: socketPath) : nil
+        defer { if let socat { stopWebsockify(socat.pid) } }
 
         let direct = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(path: socketPath), password: password) }
         let gateway = { () throws -> RFBBenchClient in
@@ -37,7 +37,7 @@ extension Bench {
             return try RFBBenchClient(WebSocketStream(port: self.webPort, cookie: cookie), password: nil)
         }
         let relayed = { () throws -> RFBBenchClient in try RFBBenchClient(WebSocketStream(port: websockify.port, cookie: nil), password: password) }
-        let copied = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(port: socat.port), password: password) }
+        let copied = socat.map { socat in { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(port: socat.port), password: password) } }
         let probe = try direct()
         let frame = probe.width * probe.height * probe.bytesPerPixel
         report("browser relay\(!session.server.relayReadsServerMessages ? "" : " (a Wayland desktop, \(session.desktop): the gateway reads the desktop's messages)"): deskd's gateway vs websockify \(version), one \(probe.width)x\(probe.height) session, "
@@ -49,7 +49,7 @@ extension Bench {
             var order: [(String, () throws -> RFBBenchClient, pid_t?)] = [("gateway", gateway, daemonPID), ("websockify", relayed, websockify.pid)]
             if round % 2 == 1 { order.reverse() }
             order.insert(("direct", direct, nil), at: 0)
-            order.append(("socat", copied, socat.pid))
+            if let socat, let copied { order.append(("socat", copied, socat.pid)) }
             for (name, connect, relay) in order {
                 let client = try connect()
                 for _ in 0..<2 { try client.update() }   // warm-up: buffers, the relay's first allocations
@@ -74,10 +74,14 @@ extension Bench {
         row("deskd gateway, CPU per GB moved", Stats(values: cpuPerGB["gateway"] ?? []),
             String(format: "%.2f× websockify's (goal ≤ 0.35×)", perRound(cpuPerGB)), unit: cpuTime)
         row("websockify, CPU per GB moved", Stats(values: cpuPerGB["websockify"] ?? []), unit: cpuTime)
-        let overFloor = Stats(values: zip(cpuPerGB["gateway"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median
-        row("socat, a bare copy (floor), CPU per GB", Stats(values: cpuPerGB["socat"] ?? []),
-            String(format: "the gateway is %.2f× this; websockify %.2f×", overFloor,
-                   Stats(values: zip(cpuPerGB["websockify"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median), unit: cpuTime)
+        if socat != nil {
+            let overFloor = Stats(values: zip(cpuPerGB["gateway"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median
+            row("socat, a bare copy (floor), CPU per GB", Stats(values: cpuPerGB["socat"] ?? []),
+                String(format: "the gateway is %.2f× this; websockify %.2f×", overFloor,
+                       Stats(values: zip(cpuPerGB["websockify"] ?? [], cpuPerGB["socat"] ?? []).map { $0 / $1 }).median), unit: cpuTime)
+        } else {
+            report("  socat, a bare copy (floor): skipped, socat is not installed (apt-get install socat)")
+        }
 
         // Round trips of a 1×1 update, in blocks alternated across the three paths.
         var trips: [String: [Double]] = [:]
@@ -131,7 +135,6 @@ extension Bench {
     /// Debian's socat on a free loopback port, a child per connection copying it to `target`
     /// in pieces as large as the gateway's reads (256 KiB).
     func startSocat(target: String) throws -> (pid: pid_t, port: Int) {
-        guard access(Self.socat, X_OK) == 0 else { throw Options.Usage("socat is not installed (scripts/install-deps installs it)") }
         let port = try Self.freeLoopbackPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.socat)
