@@ -69,13 +69,17 @@ enum ByteRelay {
             close(b)
         }
         var directions = [Direction(source: a, target: b, buffer: forward), Direction(source: b, target: a, buffer: backward)]
+        // Made once: a poll per piece of a screen update is too often for an array each time.
+        var fds = [pollfd](repeating: pollfd(), count: directions.count)
         while true {
             for index in directions.indices {
                 guard directions[index].pump() else { return }
             }
             // Each direction waits on one descriptor; both may wait on the same one (POLLIN for
             // one, POLLOUT for the other), and poll takes them as two entries.
-            var fds = directions.map { pollfd(fd: $0.interest.fd, events: $0.interest.events, revents: 0) }
+            for index in directions.indices {
+                fds[index] = pollfd(fd: directions[index].interest.fd, events: directions[index].interest.events, revents: 0)
+            }
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 && errno != EINTR { return }
             // POLLHUP and POLLERR wake the loop too: the next recv or send says what they mean.
