@@ -22,11 +22,11 @@ extension Bench {
         let password = session.password
         let server = session.server.viewerProgram
         let websockify = try startWebsockify(target: socketPath)
-        defer { stopWebsockify(websockify.pid) }
+        defer { stopForkingRelay(websockify.pid) }
         // The floor of any relay's CPU per byte on this machine: socat copying the same socket
         // to TCP, a read and a write per piece, no WebSocket. What a relay costs above it is its own.
         let socat = access(Self.socat, X_OK) == 0 ? try startSocat(target: socketPath) : nil
-        defer { if let socat { stopWebsockify(socat.pid) } }
+        defer { if let socat { stopForkingRelay(socat.pid) } }
 
         let direct = { () throws -> RFBBenchClient in try RFBBenchClient(DirectStream(path: socketPath), password: password) }
         let gateway = { () throws -> RFBBenchClient in
@@ -152,8 +152,9 @@ extension Bench {
         throw Options.Usage("socat did not listen on 127.0.0.1:\(port)")
     }
 
-    /// SIGTERM to websockify and the children serving connections, SIGKILL to what is left after 2 s.
-    func stopWebsockify(_ pid: pid_t) {
+    /// SIGTERM to a relay that forks a child per connection (websockify, socat) and to those
+    /// children, SIGKILL to what is left after 2 s.
+    func stopForkingRelay(_ pid: pid_t) {
         let family = children(of: pid) + [pid]
         for member in family { kill(member, SIGTERM) }
         let deadline = now() + 2

@@ -51,8 +51,9 @@ extension Bench {
         // itself went from 45 to 95 ms for a few seconds, with or without deskd): a baseline taken
         // before or after the ramp would miss them.
         let rawFile = try passwordFile(for: users[0])
-        let paired = { (index: Int) in index < 10 || index >= n - 10 }
-        var rawBeside: [Double] = []
+        let early = { (index: Int) in index < 10 }, late = { (index: Int) in index >= n - 10 }
+        // By the index of the start each follows: with fewer than 20 sessions the two tens overlap.
+        var rawBeside: [(index: Int, seconds: Double)] = []
 
         var latencies: [Double] = [], sessions: [Session] = []
         var at: [Int: Checkpoint] = [:]
@@ -65,7 +66,7 @@ extension Bench {
             }
             latencies.append(now() - start)
             sessions.append(session)
-            if paired(index) { rawBeside += try rawStarts(1, passwordFile: rawFile) }
+            if early(index) || late(index) { rawBeside += try rawStarts(1, passwordFile: rawFile).map { (index, $0) } }
             if index + 1 == checkpoint || index + 1 == n { at[index + 1] = try measure(socket: socket, pid: pid, sessions: index + 1) }
         }
         let displays = Set(sessions.map(\.display))
@@ -92,16 +93,19 @@ extension Bench {
             report("  " + "deskd CPU over \(options.idleSeconds) s idle, \(count)".padding(toLength: 38, withPad: " ", startingAt: 0)
                    + String(format: "%8.2f %%", point.idleCPUPercent) + "   of one core" + (count == n ? " (goal < 1 %)" : ""))
         }
-        let early = Stats(values: Array(latencies.prefix(10))), late = Stats(values: Array(latencies.suffix(10)))
-        row("start, the first 10", early)
-        row("start, the last 10", late, String(format: "%.2f× the first (goal ≤ 1.2×)", late.median / early.median))
-        let rawEarly = Stats(values: Array(rawBeside.prefix(10))), rawLate = Stats(values: Array(rawBeside.suffix(10)))
+        let firstStarts = Stats(values: Array(latencies.prefix(10))), lastStarts = Stats(values: Array(latencies.suffix(10)))
+        row("start, the first 10", firstStarts)
+        row("start, the last 10", lastStarts, String(format: "%.2f× the first (goal ≤ 1.2×)", lastStarts.median / firstStarts.median))
+        let rawEarly = Stats(values: rawBeside.filter { early($0.index) }.map(\.seconds))
+        let rawLate = Stats(values: rawBeside.filter { late($0.index) }.map(\.seconds))
         row("raw Xtigervnc, beside the first 10", rawEarly)
         row("raw Xtigervnc, beside the last 10", rawLate, String(format: "%.2f× the first: the host's share of the slowdown", rawLate.median / rawEarly.median))
         // Each start over the raw one right after it, so a slow spell weighs on both sides of a
         // pair; the last ten pairs against the first ten.
-        let pairs = zip(latencies.prefix(10) + latencies.suffix(10), rawBeside).map { $0 / $1 }
-        let own = Stats(values: Array(pairs.suffix(10))).median / Stats(values: Array(pairs.prefix(10))).median
+        let pairRatio = { (chosen: (Int) -> Bool) in
+            Stats(values: rawBeside.filter { chosen($0.index) }.map { latencies[$0.index] / $0.seconds }).median
+        }
+        let own = pairRatio(late) / pairRatio(early)
         report(String(format: "  the last starts against the first, each over its raw Xtigervnc: %.2f× (deskd's own; goal ≤ 1.2×)", own))
 
         Thread.sleep(forTimeInterval: 1.5)
