@@ -36,6 +36,10 @@ extension Bench {
             try portal()
             return
         }
+        if options.feelOnly {
+            try feel()
+            return
+        }
         if options.scaleOnly {
             try scale()
             return
@@ -52,6 +56,7 @@ extension Bench {
         try browserRelays()
         try waylandBrowserRelays()
         try portal()
+        try feel()
         try scale()
         report("")
         report("Ratios are medians of per-pair ratios, each pair measured back to back in this run.")

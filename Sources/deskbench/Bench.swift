@@ -113,8 +113,15 @@ final class Bench: @unchecked Sendable {
         // "sway" is the shipped Wayland desktop's template, as the by-hand baseline runs it.
         let templates = root.appendingPathComponent("templates")
         try FileManager.default.createDirectory(at: templates, withIntermediateDirectories: true)
-        for (name, script) in [("bench", Self.benchDesktop), ("wrapper", Self.wrapperDesktop), ("xfce", Self.xfceDesktop), ("sway", Self.swayDesktop)] {
+        for (name, script) in [("bench", Self.benchDesktop), ("wrapper", Self.wrapperDesktop), ("xfce", Self.xfceDesktop), ("sway", Self.swayDesktop), ("xterm", Self.xtermDesktop)] {
             try script.write(to: templates.appendingPathComponent("\(name).xstartup"), atomically: true, encoding: .utf8)
+        }
+        // The portal's page (its HTML, script and style) from the source tree the products were
+        // built in, as the package installs it beside the templates.
+        let portal = URL(fileURLWithPath: options.products).appendingPathComponent("../../Templates/portal").standardized
+        let benchPortal = templates.appendingPathComponent("portal")
+        if FileManager.default.fileExists(atPath: portal.path), !FileManager.default.fileExists(atPath: benchPortal.path) {
+            try FileManager.default.copyItem(at: portal, to: benchPortal)
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: deskdPath)
@@ -138,6 +145,8 @@ final class Bench: @unchecked Sendable {
     static let benchDesktop = "#!/bin/sh\n# deskbench: a desktop that opens its display and waits.\nexec xprop -root -spy >/dev/null\n"
     static let wrapperDesktop = "#!/bin/sh\n# deskbench: a shell whose child opens the display, as most xstartups are.\nxprop -root -spy >/dev/null\n"
     static let swayDesktop = "#!/bin/sh\n# deskbench: Templates/sway.xstartup's desktop, a terminal on sway.\n# compositor: sway\nfoot &\nexec swaymsg -t subscribe '[\"shutdown\"]'\n"
+    /// What a person feels (scripts/bench-feel): an xterm in the corner, as the by-hand path starts one.
+    static let xtermDesktop = "#!/bin/sh\n# deskbench: an xterm in the corner, as bench-feel's by-hand path starts one.\nexec xterm -geometry 80x24+0+0\n"
     static let xfceDesktop = "#!/bin/sh\n# deskbench: Xfce as a user's ~/.vnc/xstartup starts it (no exec).\nunset SESSION_MANAGER DBUS_SESSION_BUS_ADDRESS\ndbus-launch --exit-with-session startxfce4\n"
 
     func deskctlStart(_ user: UserAccount, desktop: String? = nil) throws -> (session: Session, seconds: Double) {

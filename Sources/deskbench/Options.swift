@@ -22,6 +22,9 @@ struct Options {
     /// Only the browser relay measure (deskd's gateway against websockify).
     var relayOnly = false
     var portalOnly = false
+    /// Only what a person feels in Chromium (scripts/bench-feel): click to pixels, key to pixels.
+    var feelOnly = false
+    var feelRounds = 5
     /// Only the cluster measures, against a running deskd with [slurm] (scripts/bench-slurm runs
     /// deskbench on the Slurm lab's login machine): its control socket.
     var clusterSocket: String?
@@ -51,6 +54,8 @@ struct Options {
             case "--relay-pings": relayPings = try value()
             case "--relay-only": relayOnly = true
             case "--portal-only": portalOnly = true
+            case "--feel-only": feelOnly = true
+            case "--feel-rounds": feelRounds = try value()
             case "--cluster":
                 guard let socket = iterator.next(), socket.hasPrefix("/") else { throw Usage("--cluster needs deskd's control socket, an absolute path") }
                 clusterSocket = socket
@@ -59,7 +64,7 @@ struct Options {
             case "--quick": pairs = 5; vncserverRuns = 2; listRuns = 15; idleSeconds = 10; relayUpdates = 10; relayPings = 100
             case "--help", "-h":
                 print("usage: deskbench [--pairs N] [--vncserver-runs N] [--list-runs N] [--concurrent N] [--sessions N] [--idle-seconds N]\n"
-                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--portal-only] [--scale-only] [--start-only] [--quick]\n"
+                      + "                 [--relay-updates N] [--relay-rounds N] [--relay-pings N] [--relay-only] [--portal-only] [--feel-only] [--feel-rounds N] [--scale-only] [--start-only] [--quick]\n"
                       + "                 [--cluster SOCKET [--cluster-web-port N] [--cluster-rounds N]]")
                 exit(0)
             default: throw Usage("unknown option \(argument); see deskbench --help")

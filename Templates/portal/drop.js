@@ -13,8 +13,10 @@
 // document.documentElement's data-deskd-drop says where it stands: checking, offered, off.
 (() => {
   const MOST_UPLOADS = 2;
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const session = fragment.get('deskd_session') || '';
+  // Read once the page knows its desktop: at once, or (a viewer the portal opened at the click,
+  // /deskd-viewer.js) when the link has come and the page is about to connect.
+  let fragment = new URLSearchParams(location.hash.slice(1));
+  let session = fragment.get('deskd_session') || '';
   const root = document.documentElement;
   let offer = null;          // {csrf, folder} once the portal has said this is the owner
   let hint = null, panel = null, list = null, live = null, clear = null;
@@ -324,5 +326,14 @@
     say(job.file.name + ': ' + text + (/[.!?]$/.test(text) ? '' : '.'));
   }
 
-  check();
+  if (root.dataset.deskdViewer === 'waiting') {
+    root.dataset.deskdDrop = 'checking';
+    window.addEventListener('deskd-viewer-open', () => {
+      fragment = new URLSearchParams(location.hash.slice(1));
+      session = fragment.get('deskd_session') || '';
+      check();
+    }, { once: true });
+  } else {
+    check();
+  }
 })();

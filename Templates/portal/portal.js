@@ -391,8 +391,9 @@ function card(session, endedEntry) {
   if (isEnded) {
     const again = session.slurm ? Object.fromEntries(Object.entries({ partition: session.slurm.partition, time: session.slurm.timeLimit })
       .filter(([, v]) => v)) : null;
-    actions.append(button('Start again', '', () => start(session.desktop, session.geometry, again,
-                                                          identity && session.user !== identity.user ? session.user : null)),
+    const forUser = identity && session.user !== identity.user ? session.user : null;
+    actions.append(button('Start again', '', () => start(session.desktop, session.geometry, again, forUser,
+                                                          !again && !forUser && $('start-open').checked ? openViewer() : null)),
                    button('Dismiss', 'secondary', () => { ended.delete(session.display); render(); }));
     if (endedEntry.lines.length) {
       const log = document.createElement('details');
@@ -471,8 +472,9 @@ async function endedDetails(display, session) {
   render();
 }
 
-// A start: the form's choices, or (Start again) an ended desktop's own.
-async function start(desktop, geometry, slurm, user) {
+// A start: the form's choices, or (Start again) an ended desktop's own. `tab` is the viewer
+// the click opened (Open it when it starts), which shows the desktop once it is ready.
+async function start(desktop, geometry, slurm, user, tab) {
   $('desktops-error').textContent = '';
   $('start-submit').disabled = true;
   announce('Starting a desktop…');
@@ -484,6 +486,7 @@ async function start(desktop, geometry, slurm, user) {
     if (user) fields.user = user;
     const result = await request('start', fields);
     if (!result.ok) {
+      if (tab) tab.close();
       $('desktops-error').textContent = message(result, 'The desktop did not start.');
       announce('The desktop did not start.');
       return;
@@ -491,6 +494,8 @@ async function start(desktop, geometry, slurm, user) {
     const session = result.answer.sessions[0];
     ended.delete(session.display);
     announce('Desktop :' + session.display + ' started.');
+    if (tab && session.state === 'ready') showIn(tab, session);
+    else if (tab) tab.close();
     await refresh();
   } finally {
     $('start-submit').disabled = false;
@@ -508,23 +513,54 @@ $('start-form').addEventListener('submit', (event) => {
     }
   }
   const user = identity.isAdmin ? $('start-for').value.trim() : '';
-  start($('start-desktop').value, $('start-geometry').value, slurm, user || null);
+  // One's own desktop on this host opens in the same click: the viewer loads while it starts.
+  const tab = !slurm && !user && $('start-open').checked ? openViewer() : null;
+  start($('start-desktop').value, $('start-geometry').value, slurm, user || null, tab);
 });
 
-async function openDesktop(session) {
-  // The tab opens now, on the click (a browser blocks one opened later), and goes to the
-  // desktop once deskd has made its link; it gets no handle on this page.
-  const tab = window.open('', '_blank');
+// Whether a start opens its desktop is the browser's own choice, kept across visits.
+$('start-open').checked = localStorage.getItem('deskd.startOpens') !== '0';
+$('start-open').addEventListener('change', () => localStorage.setItem('deskd.startOpens', $('start-open').checked ? '1' : '0'));
+
+// noVNC's page as the click opens it, before the desktop has its link (/deskd-viewer.js in that
+// page waits for it). The tab opens now, on the click (a browser blocks one opened later), and
+// gets no handle on this page.
+const WAITING_VIEWER = '/vnc.html#resize=remote&reconnect=0&path=websockify&view_only=0&deskd_wait=1';
+function openViewer() {
+  const tab = window.open(WAITING_VIEWER, '_blank');
   if (tab) tab.opener = null;
+  return tab;
+}
+
+// A link to the desktop, handed to the viewer `tab` in its fragment: the token (which the page
+// trades for the gateway's cookie and drops from its address at once) and, for one's own
+// desktop, which desktop it shows (its page takes dropped files, drop.js). A tab still on its
+// first blank page is sent to the viewer with both.
+async function showIn(tab, session) {
   const result = await request('url', { display: session.display, ttlSeconds: 60 });
   if (!result.ok) {
-    if (tab) tab.close();
+    tab.close();
     return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
   }
-  // One's own desktop's page takes dropped files (drop.js): it is told which desktop it shows.
-  const url = result.answer.link.url + (isOwn(session) ? '&session=' + encodeURIComponent(session.id) : '');
-  if (tab) tab.location.href = url;
-  else location.href = url;
+  if (tab.closed) return;
+  const token = new URLSearchParams(new URL(result.answer.link.url).hash.slice(1)).get('token') || '';
+  const handed = 'deskd_token=' + encodeURIComponent(token) + (isOwn(session) ? '&deskd_session=' + encodeURIComponent(session.id) : '');
+  try {
+    if (tab.location.pathname === '/vnc.html') {
+      tab.location.hash = WAITING_VIEWER.split('#')[1] + '&' + handed;
+      return;
+    }
+  } catch (error) { /* not this origin's page (yet): sent there below */ }
+  tab.location.href = WAITING_VIEWER + '&' + handed;
+}
+
+async function openDesktop(session) {
+  const tab = openViewer();
+  if (tab) return showIn(tab, session);
+  // No tab (a browser that refuses new ones): the link, in this one.
+  const result = await request('url', { display: session.display, ttlSeconds: 60 });
+  if (!result.ok) return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
+  location.href = result.answer.link.url + (isOwn(session) ? '&session=' + encodeURIComponent(session.id) : '');
 }
 
 // Sharing: a view-only link, good once within 10 minutes, for anyone who holds it or only

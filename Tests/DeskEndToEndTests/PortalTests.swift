@@ -90,6 +90,11 @@ struct PortalTests {
         #expect((result["card"] as? String)?.contains("Ends unwatched in\n2 h without a viewer") == true || (result["card"] as? String)?.contains("Ends unwatched in\n1 h 59 min without a viewer") == true, "\(result["card"] ?? "")")
         #expect((result["title"] as? String)?.contains("ready") == true, "the title: \(result["title"] ?? "")")
         #expect(((result["desktop"] as? [String: Any])?["colours"] as? Int ?? 0) > 1)
+        // One click on Start showed the desktop: the tab it opened was noVNC's, handed its link
+        // by the portal, and its address kept no token.
+        let startTab = try #require(result["startTab"] as? [String: Any], "\(result)")
+        #expect(result["startOpens"] as? Bool == true && startTab["viewer"] as? String == "open" && (startTab["colours"] as? Int ?? 0) > 1, "\(startTab)")
+        #expect((startTab["address"] as? String)?.contains("/vnc.html#") == true && (startTab["address"] as? String)?.contains("deskd_token") == false, "\(startTab)")
         #expect(eventually(5) { (try? String(contentsOfFile: typed, encoding: .utf8)) == "typed\n" }, "the owner's keys did not reach the xterm")
         #expect(result["viewerCards"] as? Int == 0, "the second user saw another's desktop")
         #expect(((result["viewerDesktop"] as? [String: Any])?["width"] as? Int ?? 0) > 0, "the view-only link did not show the desktop")

@@ -76,9 +76,70 @@ final class Scratch {
         let scratch = try Scratch()
         _ = scratch.directory("app")
         scratch.file("app/ui.js", "export default 1;\n")
-        let file = try #require(StaticFiles(directory: scratch.path).read(target: "/app/ui.js", allocator: ByteBufferAllocator()))
-        #expect(String(buffer: file.body) == "export default 1;\n")
-        #expect(file.contentType == "text/javascript; charset=utf-8")
+        let answer = try #require(StaticFiles(directory: scratch.path).read(target: "/app/ui.js", allocator: ByteBufferAllocator()))
+        guard case .file(let body, let contentType, let tag) = answer else { Issue.record("\(answer)"); return }
+        #expect(String(buffer: body) == "export default 1;\n")
+        #expect(contentType == "text/javascript; charset=utf-8")
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count > 6, "\(tag)")
+    }
+
+    /// A browser that holds a file asks by its tag and gets 304 without the file being read; a
+    /// changed file (a package's upgrade renames a new one into place) has a new tag.
+    @Test func aFileTheBrowserHoldsIsNotSentAgainUntilItChanges() throws {
+        let scratch = try Scratch()
+        scratch.file("ui.js", "export default 1;\n")
+        let files = StaticFiles(directory: scratch.path)
+        guard case .file(_, _, let tag)? = files.read(target: "/ui.js", allocator: ByteBufferAllocator()) else { Issue.record("no file"); return }
+        for held in [tag, "W/" + tag, "\"other\", \(tag) ", "*"] {
+            guard case .notModified(let same)? = files.read(target: "/ui.js", ifNoneMatch: held, allocator: ByteBufferAllocator()) else {
+                Issue.record("If-None-Match: \(held) was sent the file"); continue
+            }
+            #expect(same == tag)
+        }
+        guard case .file? = files.read(target: "/ui.js", ifNoneMatch: "\"other\"", allocator: ByteBufferAllocator()) else { Issue.record("another tag got no file"); return }
+        scratch.file("new.js", "export default 2;\n")
+        #expect(rename(scratch.path + "/new.js", scratch.path + "/ui.js") == 0)
+        guard case .file(let body, _, let newTag)? = files.read(target: "/ui.js", ifNoneMatch: tag, allocator: ByteBufferAllocator()) else { Issue.record("the new file was not sent"); return }
+        #expect(newTag != tag && String(buffer: body) == "export default 2;\n")
+    }
+
+    @Test func theViewerPageNamesTheBundleOfItsModulesAndOnlyThatTargetAsksForIt() {
+        let page = "<head><script src=\"app/error-handler.js\"></script>\n<script type=\"module\" crossorigin=\"anonymous\" src=\"app/ui.js\"></script></head>"
+        #expect(ViewerBundle.pointing(page, to: "k3x") == page.replacingOccurrences(of: "src=\"app/ui.js\"", with: "src=\"app/ui.js?deskd=k3x\""))
+        #expect(ViewerBundle.pointing("<head></head>", to: "k3x") == "<head></head>")
+        #expect(ViewerBundle.version(inTarget: "/app/ui.js?deskd=k3x") == "k3x")
+        #expect(ViewerBundle.version(inTarget: "/app/ui.js?x=1&deskd=k3x") == "k3x")
+        for target in ["/app/ui.js", "/app/rfb.js?deskd=k3x", "/vnc.html?deskd=k3x", "/x/app/ui.js?deskd=k3x"] {
+            #expect(ViewerBundle.version(inTarget: target) == nil, "\(target)")
+        }
+    }
+
+    /// Debian's esbuild makes one file of noVNC's modules, and makes it again when one changes;
+    /// where it cannot, there is no bundle and the reason is kept for the log.
+    @Test func esbuildBundlesTheModulesAgainWhenOneChanges() throws {
+        let scratch = try Scratch()
+        _ = scratch.directory("app")
+        _ = scratch.directory("core")
+        scratch.file("app/ui.js", "import { word } from '../core/word.js';\ndocument.title = word();\n")
+        scratch.file("core/word.js", "export function word() { return 'first-' + 'module'; }\n")
+        let missing = ViewerBundle(directory: scratch.path, bundler: scratch.path + "/no-esbuild")
+        #expect(missing.current() == nil)
+        #expect(missing.takeFailure()?.contains("could not be run") == true)
+        #expect(missing.takeFailure() == nil)
+        guard let bundle = ViewerBundle.installed(directory: scratch.path) else {
+            print("StaticFilesTests: skipped the bundle's test: \(ViewerBundle.debianBundler) is not installed (scripts/install-deps installs it)")
+            return
+        }
+        let first = try #require(bundle.current(), "\(bundle.takeFailure() ?? "")")
+        let text = String(decoding: first.body, as: UTF8.self)
+        #expect(text.contains("first-") && !text.contains("import"), "\(text)")
+        #expect(bundle.current()?.version == first.version)
+        scratch.file("core/word.js", "export function word() { return 'second-' + 'module'; }\n")
+        let second = try #require(bundle.current())
+        #expect(second.version != first.version && String(decoding: second.body, as: UTF8.self).contains("second-"))
+        scratch.file("core/word.js", "export function word( { broken\n")
+        #expect(bundle.current() == nil)
+        #expect(bundle.takeFailure()?.contains("failed on") == true)
     }
 
     /// Symlinks are not followed, whether they name a file or a directory, inside or out.

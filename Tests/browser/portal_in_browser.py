@@ -6,9 +6,11 @@
 
 Debian's headless Chromium (through Playwright for Python, as desktop_in_browser.py) opens the
 portal at BASE and, as U: logs in with a wrong password first (the page must refuse it), then
-with P; reads the portal cookie's flags; starts a desktop and waits for its card to say ready;
-makes a view-only link on the card for V alone; opens the desktop (a new tab: noVNC through the
-gateway), sees it (its canvas is not blank) and types TEXT into it. A browser logged in to
+with P; reads the portal cookie's flags; starts a desktop with one click on Start (which opens
+it in a new tab, noVNC loading while it starts: the tab must show the desktop) and waits for its
+card to say ready; makes a view-only link on the card for V alone; opens the desktop with the
+card's Open (a new tab: noVNC through the gateway), sees it (its canvas is not blank) and types
+TEXT into it. A browser logged in to
 nothing opens V's link and must be refused (the link stays V's). Then, in a browser of their
 own, V logs in and must see no card, and opens U's view-only link, sees the desktop and types
 VIEWER-TYPE (which must not arrive: the caller checks). Back as U: the card lists the share with
@@ -19,9 +21,9 @@ desktop.png, viewer.png, ended.png, logged-out.png.
 
     portal_in_browser.py open --url BASE --user U --password P --desktop NAME --type TEXT --screenshot PNG
 
-logs in as U, starts the desktop NAME from the start form, waits for its card to say ready,
-opens it (noVNC through the gateway, in a new tab), sees it, types TEXT into it and saves a
-screenshot of the tab; the desktop is left running for the caller.
+logs in as U, starts the desktop NAME from the start form with one click (which opens it:
+noVNC through the gateway, in a new tab), waits for its card to say ready, sees the desktop,
+types TEXT into it and saves a screenshot of the tab; the desktop is left running for the caller.
 
 Exit status 0 when every step ran (what it saw is for the caller to judge), 1 when one failed
 ("error" says which), 2 when the harness cannot run.
@@ -141,7 +143,16 @@ def flow(browser, args, result, step):
     step("logged in")
 
     wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
-    page.click("#start-submit")
+    # One click: Start, with "Open it in a new tab" as the portal checks it, opens the desktop.
+    result["startOpens"] = page.is_checked("#start-open")
+    with owner.expect_page() as opened:
+        page.click("#start-submit")
+    started = opened.value
+    state = desktop_shown(started, 40)
+    result["startTab"] = {"width": state["width"], "colours": state["distinctColours"],
+                          "address": started.url, "viewer": started.evaluate("() => document.documentElement.dataset.deskdViewer")}
+    started.close()
+    step("one click on Start showed the desktop")
     card = page.locator("article.card:not(.ended)").first
     wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
     result["card"] = card.inner_text()
@@ -232,14 +243,14 @@ def open_started(browser, args, result, step):
     wait_for(page, lambda: page.locator("#start-desktop option").count() > 0, 10, "the desktops to start")
     result["offered"] = page.locator("#start-desktop option").all_inner_texts()
     page.select_option("#start-desktop", args.desktop)
-    page.click("#start-submit")
+    # One click: Start opens the desktop in a new tab (the portal's default).
+    with context.expect_page() as opened:
+        page.click("#start-submit")
+    desktop = opened.value
     card = page.locator("article.card:not(.ended)").first
     wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
     result["card"] = card.inner_text()
     step("started " + args.desktop)
-    with context.expect_page() as opened:
-        card.get_by_role("button", name="Open").click()
-    desktop = opened.value
     desktop.on("console", lambda m: result["console"].append(f"desktop {m.type}: {m.text}"[:300]))
     state = desktop_shown(desktop, 30)
     result["desktop"] = {"width": state["width"], "height": state["height"], "colours": state["distinctColours"]}

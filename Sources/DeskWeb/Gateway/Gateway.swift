@@ -55,7 +55,7 @@ public final class Gateway: Sendable {
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory), portalPage: portalPage,
+                                              files: StaticFiles(directory: configuration.novncDirectory, bundle: ViewerBundle.installed(directory: configuration.novncDirectory)), portalPage: portalPage,
                                               registry: registry, questions: questions,
                                               streams: EventStreams(limits: .init(total: max(1, configuration.limits.maxConnections / 2))))
     }

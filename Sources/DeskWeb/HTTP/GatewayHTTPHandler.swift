@@ -180,6 +180,8 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             respond(request, .ok, contentType: "text/html; charset=utf-8", body: OpenPage.html, private: true)
         case (.GET, "/open.js"), (.HEAD, "/open.js"):
             respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: OpenPage.script, private: true)
+        case (.GET, "/deskd-viewer.js"), (.HEAD, "/deskd-viewer.js"):
+            respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: OpenPage.viewerScript, private: true)
         case (.GET, "/deskd-drop.js"), (.HEAD, "/deskd-drop.js"):
             // The desktop page's file drops (Templates/portal/drop.js): the portal's, deskd's copy.
             guard let drop = dropScript else { return respond(request, .notFound, body: "Not found.\n") }
@@ -267,20 +269,63 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         environment.portal == nil ? nil : environment.portalPage?.drop
     }
 
+    /// What a GET of one of noVNC's files gets, worked out off the event loop.
+    private enum Served: Sendable {
+        case file(StaticFiles.Answer?)
+        /// The viewer's page, and the bundle's version where there is one.
+        case viewer(StaticFiles.Answer?, bundle: String?)
+        /// The bundle of noVNC's modules the target names; its version and bytes (nil: the
+        /// browser holds them).
+        case bundle(version: String, body: [UInt8]?)
+    }
+
     private func serveFile(_ request: HTTPRequestHead) {
         guard let context else { return }
         let files = environment.files, target = request.uri, allocator = context.channel.allocator
-        let addsDrop = dropScript != nil && StaticFiles.components(ofTarget: target) == StaticFiles.viewerPage
+        let isViewer = StaticFiles.components(ofTarget: target) == StaticFiles.viewerPage
+        let wantedBundle = ViewerBundle.version(inTarget: target)
+        // The viewer's page is deskd's (its scripts added) and always fetched whole; the rest is
+        // noVNC's as Debian installed it, kept by the browser and asked for again by its tag.
+        let ifNoneMatch = isViewer ? nil : request.headers.first(name: "If-None-Match")
+        let work: @Sendable () -> Served = {
+            if let wanted = wantedBundle, let made = files.bundle?.current(), made.version == wanted {
+                let held = StaticFiles.matches(ifNoneMatch: ifNoneMatch, tag: "\"\(wanted)\"")
+                return .bundle(version: wanted, body: held ? nil : made.body)
+            }
+            let answer = files.read(target: target, ifNoneMatch: ifNoneMatch, allocator: allocator)
+            return isViewer ? .viewer(answer, bundle: files.bundle?.current()?.version) : .file(answer)
+        }
         // Files are read off the event loop: a slow disk must not stall every relay on it.
         let read = environment.readsFilesInline
-            ? context.eventLoop.makeSucceededFuture(files.read(target: target, allocator: allocator))
-            : NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { files.read(target: target, allocator: allocator) }
+            ? context.eventLoop.makeSucceededFuture(work())
+            : NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop, work)
         read.assumeIsolated().whenComplete { [self] result in
-            switch result {
-            case .success(let file?):
-                let body = addsDrop ? StaticFiles.inserting(StaticFiles.dropScriptTag, beforeHeadEndOf: file.body) : file.body
-                respond(request, .ok, contentType: file.contentType, body: body)
-            case .success(nil), .failure:
+            if let reason = files.bundle?.takeFailure() {
+                environment.logger.warning("noVNC's modules are served one by one: \(reason)")
+            }
+            var headers = HTTPHeaders()
+            switch try? result.get() {
+            case .bundle(let version, let body)?:
+                // Its address changes with its bytes: a browser keeps it for good.
+                headers.add(name: "ETag", value: "\"\(version)\"")
+                headers.add(name: "Cache-Control", value: "max-age=31536000, immutable")
+                guard let body else { return respond(request, .notModified, contentType: "", body: ByteBuffer(), extraHeaders: headers) }
+                respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: context.channel.allocator.buffer(bytes: body), extraHeaders: headers)
+            case .viewer(.file(let body, let contentType, _)?, let bundle)?:
+                var page = StaticFiles.inserting(StaticFiles.viewerScriptTag, beforeHeadEndOf: body)
+                if dropScript != nil { page = StaticFiles.inserting(StaticFiles.dropScriptTag, beforeHeadEndOf: page) }
+                if let bundle { page = ByteBuffer(string: ViewerBundle.pointing(String(buffer: page), to: bundle)) }
+                headers.add(name: "Cache-Control", value: "no-cache")
+                respond(request, .ok, contentType: contentType, body: page, extraHeaders: headers)
+            case .file(.file(let body, let contentType, let tag)?)?:
+                headers.add(name: "ETag", value: tag)
+                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl)
+                respond(request, .ok, contentType: contentType, body: body, extraHeaders: headers)
+            case .file(.notModified(let tag)?)?, .viewer(.notModified(let tag)?, _)?:
+                headers.add(name: "ETag", value: tag)
+                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl)
+                respond(request, .notModified, contentType: "", body: ByteBuffer(), extraHeaders: headers)
+            case .file(nil)?, .viewer(nil, _)?, nil:
                 respond(request, .notFound, body: "Not found.\n")
             }
         }
@@ -300,8 +345,11 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let context else { return }
         var headers = extraHeaders
         headers.add(name: "X-Frame-Options", value: "DENY")
-        headers.add(name: "Content-Type", value: contentType)
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        // A 304 has no content, and its length would be the file's: it says neither.
+        if status != .notModified {
+            headers.add(name: "Content-Type", value: contentType)
+            headers.add(name: "Content-Length", value: String(body.readableBytes))
+        }
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         headers.add(name: "Referrer-Policy", value: "no-referrer")
         if isPrivate {
@@ -315,7 +363,7 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let keepAlive = request.isKeepAlive && !close
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         context.write(Self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
-        if request.method != .HEAD {
+        if request.method != .HEAD && status != .notModified {
             context.write(Self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)

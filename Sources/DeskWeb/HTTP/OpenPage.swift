@@ -63,6 +63,80 @@ enum OpenPage {
 
         """
 
+    /// noVNC's page as the portal opens it at the click (Start, or a card's Open), before the
+    /// desktop has its link: noVNC's settings, not to connect yet, and `deskd_wait`.
+    static let waitingViewerLocation = "/vnc.html#resize=remote&reconnect=0&path=websockify&view_only=0&deskd_wait=1"
+
+    /// deskd's viewer, `/deskd-viewer.js` in noVNC's page: a page the portal opened at the click
+    /// loads noVNC while deskd starts the desktop and makes its link. The portal then puts the
+    /// link's token in the page's fragment (`deskd_token`, with `deskd_session` for drop.js);
+    /// the token leaves the address bar and the history at once, is traded for the gateway's
+    /// cookie as /open trades it, and noVNC's own Connect is pressed. Its connect panel is
+    /// hidden meanwhile. A page without `deskd_wait` in its fragment is left as it is.
+    /// `data-deskd-viewer` on the root says where it stands: waiting, open, refused.
+    static let viewerScript = """
+        'use strict';
+        (() => {
+          const root = document.documentElement;
+          if (new URLSearchParams(location.hash.slice(1)).get('deskd_wait') !== '1') return;
+          root.dataset.deskdViewer = 'waiting';
+          const style = document.createElement('style');
+          style.textContent = 'html[data-deskd-viewer="waiting"] #noVNC_connect_dlg { visibility: hidden; }' +
+            '#deskd-viewer-status { position: fixed; inset: 40% 0 auto; text-align: center; color: #fff; font: 600 18px/1.4 system-ui, sans-serif; }';
+          document.head.append(style);
+          const status = document.createElement('p');
+          status.id = 'deskd-viewer-status';
+          status.setAttribute('role', 'status');
+          status.textContent = 'Starting the desktop…';
+          const say = (text) => { status.textContent = text; if (!status.isConnected) document.body.append(status); };
+          document.addEventListener('DOMContentLoaded', () => { if (root.dataset.deskdViewer === 'waiting') document.body.append(status); });
+          // noVNC's connect panel opens once its page is set up; its Connect works from then on.
+          const panel = () => document.getElementById('noVNC_connect_dlg');
+          const panelOpen = () => new Promise((resolve) => {
+            if (panel()?.classList.contains('noVNC_open')) return resolve();
+            const watch = new MutationObserver(() => {
+              if (panel()?.classList.contains('noVNC_open')) { watch.disconnect(); resolve(); }
+            });
+            watch.observe(root, { subtree: true, attributes: true, attributeFilter: ['class'] });
+          });
+          let taken = false;
+          async function take() {
+            const fragment = new URLSearchParams(location.hash.slice(1));
+            const token = fragment.get('deskd_token');
+            if (!token || taken) return;
+            taken = true;
+            fragment.delete('deskd_token');
+            fragment.delete('deskd_wait');
+            history.replaceState(null, '', location.pathname + '#' + fragment.toString());
+            let answer;
+            try {
+              const response = await fetch('/exchange', {
+                method: 'POST', body: token, credentials: 'same-origin', cache: 'no-store',
+                headers: { 'Content-Type': 'text/plain' },
+              });
+              answer = await response.json().catch(() => null);
+              if (!response.ok) {
+                root.dataset.deskdViewer = 'refused';
+                return say(answer?.error?.message || \(jsString(refusedSentence)));
+              }
+            } catch (error) {
+              root.dataset.deskdViewer = 'refused';
+              return say('The desktop gateway did not answer; open the desktop again from the portal.');
+            }
+            // noVNC read view_only=0 when it loaded: a view-only answer loads it again, as /open would.
+            if (answer.viewOnly) return location.replace(\(jsString(viewerLocation)) + '&view_only=1');
+            await panelOpen();
+            status.remove();
+            root.dataset.deskdViewer = 'open';
+            window.dispatchEvent(new Event('deskd-viewer-open'));
+            document.getElementById('noVNC_connect_button').click();
+          }
+          window.addEventListener('hashchange', take);
+          take();
+        })();
+
+        """
+
     private static func jsString(_ text: String) -> String {
         var quoted = "'"
         for character in text {

@@ -14,9 +14,13 @@ public struct StaticFiles: Sendable {
     /// A larger file is not one of noVNC's, and would be read whole into memory.
     public let maxFileBytes: Int
 
-    public init(directory: String, maxFileBytes: Int = 16 << 20) {
+    /// noVNC's modules as one file, where esbuild makes it; nil: the modules as they are.
+    public let bundle: ViewerBundle?
+
+    public init(directory: String, maxFileBytes: Int = 16 << 20, bundle: ViewerBundle? = nil) {
         self.directory = directory
         self.maxFileBytes = maxFileBytes
+        self.bundle = bundle
     }
 
     /// A file's Content-Type by its extension; nil means the gateway does not serve it.
@@ -84,7 +88,7 @@ public struct StaticFiles: Sendable {
 
     /// Opens the file `components` name under the directory, read-only, without following a
     /// symlink on the way: a descriptor for a regular file the gateway serves, or nil.
-    public func open(_ components: [String]) -> (fd: Int32, contentType: String, size: Int)? {
+    public func open(_ components: [String]) -> (fd: Int32, contentType: String, size: Int, tag: String)? {
         guard let last = components.last, let type = Self.contentType(of: last) else { return nil }
         var parent = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard parent >= 0 else { return nil }
@@ -103,13 +107,43 @@ public struct StaticFiles: Sendable {
             close(fd)
             return nil
         }
-        return (fd, type, Int(info.st_size))
+        return (fd, type, Int(info.st_size), Self.entityTag(info))
+    }
+
+    /// A file's validator: its inode, size and modification time, which a package's upgrade
+    /// (a new file renamed into place) always changes.
+    static func entityTag(_ info: stat) -> String {
+        let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        return "\"" + String(UInt64(info.st_ino), radix: 16) + "-" + String(Int64(info.st_size), radix: 16) + "-"
+            + String(UInt64(bitPattern: nanoseconds), radix: 16) + "\""
+    }
+
+    /// How long a browser keeps noVNC's files without asking again. Its page loads some seventy
+    /// modules, images and sheets; asked for each time, that is most of the page's load. After
+    /// an upgrade of noVNC a browser may hold the old files this long (a reload that bypasses
+    /// the cache, or an hour, ends that); the page itself (vnc.html) is never kept, so deskd's
+    /// own additions to it are always the running gateway's.
+    public static let cacheControl = "max-age=3600"
+
+    /// Whether a request's If-None-Match names `tag` (a list, or `*`; weak tags compare too).
+    public static func matches(ifNoneMatch header: String?, tag: String) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { candidate in
+            var value = candidate.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
+            while value.last == " " || value.last == "\t" { value = value.dropLast() }
+            if value == "*" { return true }
+            if value.hasPrefix("W/") { value = value.dropFirst(2) }
+            return value == tag
+        }
     }
 
     /// noVNC's page, into which the gateway adds its one script of its own (`/deskd-drop.js`,
     /// files dropped on the desktop's page): the target, and the tag added before `</head>`.
     public static let viewerPage = ["vnc.html"]
     public static let dropScriptTag = "<script src=\"/deskd-drop.js\" defer></script>\n"
+    /// The portal's viewer (`OpenPage.viewerScript`): noVNC's page opened at the click, before
+    /// the desktop has its link. Before drop.js, which waits for it.
+    public static let viewerScriptTag = "<script src=\"/deskd-viewer.js\" defer></script>\n"
 
     /// `page` with `tag` added just before its first `</head>` (in any case); unchanged without one.
     public static func inserting(_ tag: String, beforeHeadEndOf page: ByteBuffer) -> ByteBuffer {
@@ -133,11 +167,19 @@ public struct StaticFiles: Sendable {
         return page
     }
 
-    /// The whole file a request target names, with its Content-Type; nil is a 404. Blocking:
-    /// call it off the event loop.
-    public func read(target: String, allocator: ByteBufferAllocator) -> (body: ByteBuffer, contentType: String)? {
-        guard let components = Self.components(ofTarget: target), let (fd, type, size) = open(components) else { return nil }
+    /// What a request for a file gets: the file, or that the browser's copy is still it.
+    public enum Answer: Sendable {
+        case file(body: ByteBuffer, contentType: String, tag: String)
+        case notModified(tag: String)
+    }
+
+    /// The whole file a request target names, with its Content-Type and validator; nil is a 404.
+    /// A browser that holds the file already (`ifNoneMatch` names its tag) gets `.notModified`
+    /// without the file being read. Blocking: call it off the event loop.
+    public func read(target: String, ifNoneMatch: String? = nil, allocator: ByteBufferAllocator) -> Answer? {
+        guard let components = Self.components(ofTarget: target), let (fd, type, size, tag) = open(components) else { return nil }
         defer { close(fd) }
+        if Self.matches(ifNoneMatch: ifNoneMatch, tag: tag) { return .notModified(tag: tag) }
         var buffer = allocator.buffer(capacity: size)
         var done = false
         while !done {
@@ -150,6 +192,6 @@ public struct StaticFiles: Sendable {
             done = count == 0 || buffer.readableBytes > maxFileBytes
         }
         guard buffer.readableBytes <= maxFileBytes else { return nil }
-        return (buffer, type)
+        return .file(body: buffer, contentType: type, tag: tag)
     }
 }

@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// noVNC's viewer as one file: esbuild's bundle of app/ui.js and the modules it imports.
+///
+/// noVNC's page loads its code as some fifty modules. Even from the browser's cache, fetching,
+/// compiling and linking them one by one was most of the time from a click to the desktop's
+/// first frame (Chromium on this project's machines: about 340 ms against about 180 ms for
+/// the one bundle). Debian's esbuild makes the bundle in some 40 ms, from the files Debian's
+/// noVNC installed, so what runs is still that noVNC; where esbuild is not installed, or fails,
+/// the page loads noVNC's modules as they are.
+///
+/// The bundle is made when the page is first asked for, and again whenever a module changes
+/// (a noVNC upgrade): each ask compares the modules' inode, size and modification time with
+/// those it was made from. Its version (a hash of its bytes) is in its address, so a browser
+/// may keep it for good; the page that names it is never kept.
+public final class ViewerBundle: Sendable {
+    public let directory: String
+    public let bundler: String
+
+    /// The bundle made from the modules as they were at `sources`; nil bytes: esbuild failed
+    /// on those (asked again only once they change).
+    private struct Made: Sendable {
+        let sources: UInt64
+        let version: String
+        let body: [UInt8]?
+    }
+
+    private let made = Mutex<Made?>(nil)
+    /// Why the last bundle could not be made, for the gateway's log (said once per change).
+    private let failure = Mutex<String?>(nil)
+
+    /// Debian's esbuild.
+    public static let debianBundler = "/usr/bin/esbuild"
+    /// noVNC's entry module, and what its page names it by.
+    static let entry = "app/ui.js"
+    static let entryReference = "src=\"app/ui.js\""
+
+    public init(directory: String, bundler: String = ViewerBundle.debianBundler) {
+        self.directory = directory
+        self.bundler = bundler
+    }
+
+    /// A bundle where esbuild is installed; nil otherwise.
+    public static func installed(directory: String, bundler: String = ViewerBundle.debianBundler) -> ViewerBundle? {
+        access(bundler, X_OK) == 0 ? ViewerBundle(directory: directory, bundler: bundler) : nil
+    }
+
+    /// The bundle for noVNC's modules as they are now: its version and bytes, made if need be;
+    /// nil where it cannot be made. Blocking (it reads the modules' metadata, and may run
+    /// esbuild): call it off the event loop.
+    public func current() -> (version: String, body: [UInt8])? {
+        let sources = sourcesKey()
+        if let known = made.withLock({ $0 }), known.sources == sources {
+            return known.body.map { (known.version, $0) }
+        }
+        let body = build()
+        let version = String(Self.fnv1a(body ?? []), radix: 36)
+        made.withLock { $0 = Made(sources: sources, version: version, body: body) }
+        return body.map { (version, $0) }
+    }
+
+    /// Why the bundle could not be made last time it was tried, once: nil when it was made or
+    /// the reason was taken already.
+    public func takeFailure() -> String? {
+        failure.withLock { reason in
+            defer { reason = nil }
+            return reason
+        }
+    }
+
+    /// `page` (noVNC's vnc.html) naming the bundle `version` in place of its entry module; as
+    /// it is if it names no entry module the way noVNC's own page does.
+    public static func pointing(_ page: String, to version: String) -> String {
+        guard let range = page.range(of: entryReference) else { return page }
+        return page.replacingCharacters(in: range, with: "src=\"app/ui.js?deskd=\(version)\"")
+    }
+
+    /// The bundle's version a request target asks for (`/app/ui.js?deskd=VERSION`); nil for any
+    /// other target.
+    public static func version(inTarget target: String) -> String? {
+        guard let query = target.firstIndex(of: "?"), target[..<query] == "/" + entry else { return nil }
+        let fields = target[target.index(after: query)...].split(separator: "&")
+        return fields.first { $0.hasPrefix("deskd=") }.map { String($0.dropFirst("deskd=".count)) }
+    }
+
+    // MARK: Making it
+
+    /// The modules' state: each .js file's path, inode, size and modification time, hashed.
+    func sourcesKey() -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        }
+        for top in ["app", "core", "vendor"] {
+            guard let walk = FileManager.default.enumerator(atPath: directory + "/" + top) else { continue }
+            var paths: [String] = []
+            while let path = walk.nextObject() as? String { if path.hasSuffix(".js") { paths.append(path) } }
+            for path in paths.sorted() {
+                var info = stat()
+                guard lstat(directory + "/" + top + "/" + path, &info) == 0 else { continue }
+                mix((top + "/" + path).utf8)
+                withUnsafeBytes(of: [UInt64(info.st_ino), UInt64(info.st_size), UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec)]) { mix($0) }
+            }
+        }
+        return hash
+    }
+
+    /// esbuild's bundle of the entry module, minified; nil (with the reason kept) if it fails,
+    /// takes over ten seconds, or makes something too large to be noVNC's.
+    func build() -> [UInt8]? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: bundler)
+        process.arguments = [directory + "/" + Self.entry, "--bundle", "--format=esm", "--minify", "--log-level=error"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            failure.withLock { $0 = "\(bundler) could not be run (\(error))" }
+            return nil
+        }
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(10), execute: watchdog)
+        // stderr is read alongside, so neither pipe fills while the other is read.
+        let said = SaidBox(), reading = DispatchGroup(), errorHandle = errors.fileHandleForReading
+        DispatchQueue.global().async(group: reading) { said.set(errorHandle.readDataToEndOfFile()) }
+        let body = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        reading.wait()
+        guard process.terminationReason == .exit, process.terminationStatus == 0, !body.isEmpty, body.count <= 16 << 20 else {
+            let reason = String(decoding: said.get().prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            failure.withLock { $0 = "\(bundler) failed on \(directory)/\(Self.entry) (status \(process.terminationStatus))" + (reason.isEmpty ? "" : ": " + reason) }
+            return nil
+        }
+        return [UInt8](body)
+    }
+
+    /// What esbuild said on stderr, from the thread that read it.
+    private final class SaidBox: Sendable {
+        private let data = Mutex<Data>(Data())
+        func set(_ value: Data) { data.withLock { $0 = value } }
+        func get() -> Data { data.withLock { $0 } }
+    }
+
+    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+}
