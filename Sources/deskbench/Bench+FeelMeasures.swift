@@ -66,7 +66,14 @@ extension Bench {
         row("key → pixels, xterm, by hand", byHandKeys, p95(byHandKeys))
         row("key → pixels, xterm, through deskd", deskdKeys, p95(deskdKeys)
             + String(format: "; %.2f× by hand (goal ≤ 1.05×)", ratios["keyToPixels"] ?? .nan))
-        report("  key → pixels, foot on sway: not measured yet (bench-feel drives X desktops only)")
+        if let sway = keys["swayDeskd"], let swayByHand = keys["swayByHand"], !sway.isEmpty, !swayByHand.isEmpty {
+            let byHand = Stats(values: swayByHand.map { $0 / 1000 }), through = Stats(values: sway.map { $0 / 1000 })
+            row("key → pixels, foot on sway, by hand", byHand, p95(byHand))
+            row("key → pixels, foot on sway, deskd", through, p95(through)
+                + String(format: "; %.2f× by hand (goal ≤ 1.05×)", ratios["keyToPixelsSway"] ?? .nan))
+        } else {
+            report("  key → pixels, foot on sway: skipped, sway, wayvnc and foot are not all installed here")
+        }
         // Where the time goes, step by step (medians of each step's own span).
         if let whereTo = answer["where"] as? [String: Any] {
             for (path, title) in [("byHand", "by hand"), ("deskd", "deskd")] {

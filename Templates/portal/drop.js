@@ -326,7 +326,9 @@
     say(job.file.name + ': ' + text + (/[.!?]$/.test(text) ? '' : '.'));
   }
 
-  if (root.dataset.deskdViewer === 'waiting') {
+  // The viewer's script may not have run yet (it loads async): its fragment says it will wait.
+  const viewerWaits = root.dataset.deskdViewer === 'waiting' || (!root.dataset.deskdViewer && fragment.get('deskd_wait') === '1');
+  if (viewerWaits) {
     root.dataset.deskdDrop = 'checking';
     window.addEventListener('deskd-viewer-open', () => {
       fragment = new URLSearchParams(location.hash.slice(1));

@@ -484,6 +484,8 @@ async function start(desktop, geometry, slurm, user, tab) {
     if (geometry) fields.geometry = geometry;
     if (slurm) fields.slurm = slurm;
     if (user) fields.user = user;
+    // A start whose tab is open asks for the desktop's link with it: one request, not two.
+    if (tab) Object.assign(fields, { web: true, ttlSeconds: 60 });
     const result = await request('start', fields);
     if (!result.ok) {
       if (tab) tab.close();
@@ -494,7 +496,8 @@ async function start(desktop, geometry, slurm, user, tab) {
     const session = result.answer.sessions[0];
     ended.delete(session.display);
     announce('Desktop :' + session.display + ' started.');
-    if (tab && session.state === 'ready') showIn(tab, session);
+    if (tab && session.state === 'ready' && result.answer.link) hand(tab, result.answer.link.url, session);
+    else if (tab && session.state === 'ready') showIn(tab, session);
     else if (tab) tab.close();
     await refresh();
   } finally {
@@ -542,8 +545,12 @@ async function showIn(tab, session) {
     tab.close();
     return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
   }
+  hand(tab, result.answer.link.url, session);
+}
+
+function hand(tab, link, session) {
   if (tab.closed) return;
-  const token = new URLSearchParams(new URL(result.answer.link.url).hash.slice(1)).get('token') || '';
+  const token = new URLSearchParams(new URL(link).hash.slice(1)).get('token') || '';
   const handed = 'deskd_token=' + encodeURIComponent(token) + (isOwn(session) ? '&deskd_session=' + encodeURIComponent(session.id) : '');
   try {
     if (tab.location.pathname === '/vnc.html') {

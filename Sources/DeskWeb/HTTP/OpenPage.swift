@@ -89,7 +89,9 @@ enum OpenPage {
           status.setAttribute('role', 'status');
           status.textContent = 'Starting the desktop…';
           const say = (text) => { status.textContent = text; if (!status.isConnected) document.body.append(status); };
-          document.addEventListener('DOMContentLoaded', () => { if (root.dataset.deskdViewer === 'waiting') document.body.append(status); });
+          const showStatus = () => { if (root.dataset.deskdViewer === 'waiting') document.body.append(status); };
+          if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', showStatus);
+          else showStatus();
           // noVNC's connect panel opens once its page is set up; its Connect works from then on.
           const panel = () => document.getElementById('noVNC_connect_dlg');
           const panelOpen = () => new Promise((resolve) => {

@@ -142,8 +142,9 @@ public struct StaticFiles: Sendable {
     public static let viewerPage = ["vnc.html"]
     public static let dropScriptTag = "<script src=\"/deskd-drop.js\" defer></script>\n"
     /// The portal's viewer (`OpenPage.viewerScript`): noVNC's page opened at the click, before
-    /// the desktop has its link. Before drop.js, which waits for it.
-    public static let viewerScriptTag = "<script src=\"/deskd-viewer.js\" defer></script>\n"
+    /// the desktop has its link. Async, not deferred: a link that comes while noVNC's modules
+    /// still load is traded for the cookie meanwhile (drop.js waits for it either way).
+    public static let viewerScriptTag = "<script src=\"/deskd-viewer.js\" async></script>\n"
 
     /// `page` with `tag` added just before its first `</head>` (in any case); unchanged without one.
     public static func inserting(_ tag: String, beforeHeadEndOf page: ByteBuffer) -> ByteBuffer {
