@@ -155,6 +155,8 @@ def flow(browser, args, result, step):
     step("one click on Start showed the desktop")
     card = page.locator("article.card:not(.ended)").first
     wait_for(page, lambda: "ready" in card.inner_text(), 40, "a ready card")
+    # With Start's tab closed the desktop has no viewer again: its card counts down once more.
+    wait_for(page, lambda: "Ends unwatched in" in card.inner_text(), 20, "the card's countdown after Start's tab closed")
     result["card"] = card.inner_text()
     result["title"] = page.title()
     result["announced"] = page.inner_text("#announce")

@@ -81,15 +81,16 @@ enum OpenPage {
           if (new URLSearchParams(location.hash.slice(1)).get('deskd_wait') !== '1') return;
           root.dataset.deskdViewer = 'waiting';
           const style = document.createElement('style');
-          style.textContent = 'html[data-deskd-viewer="waiting"] #noVNC_connect_dlg { visibility: hidden; }' +
+          // noVNC's own Connect is no use without the link: hidden while it comes, and if it is refused.
+          style.textContent = 'html[data-deskd-viewer="waiting"] #noVNC_connect_dlg, html[data-deskd-viewer="refused"] #noVNC_connect_dlg { visibility: hidden; }' +
             '#deskd-viewer-status { position: fixed; inset: 40% 0 auto; text-align: center; color: #fff; font: 600 18px/1.4 system-ui, sans-serif; }';
           document.head.append(style);
           const status = document.createElement('p');
           status.id = 'deskd-viewer-status';
           status.setAttribute('role', 'status');
-          status.textContent = 'Starting the desktop…';
+          status.textContent = 'Opening the desktop…';
           const say = (text) => { status.textContent = text; if (!status.isConnected) document.body.append(status); };
-          const showStatus = () => { if (root.dataset.deskdViewer === 'waiting') document.body.append(status); };
+          const showStatus = () => { if (root.dataset.deskdViewer !== 'open') document.body.append(status); };
           if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', showStatus);
           else showStatus();
           // noVNC's connect panel opens once its page is set up; its Connect works from then on.
