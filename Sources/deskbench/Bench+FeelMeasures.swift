@@ -29,7 +29,9 @@ extension Bench {
         // Its progress goes to our stderr; its JSON (no password in it) comes back on a pipe.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = ["--base", "http://127.0.0.1:\(webPort)", "--user", user.name, "--password", password, "--socket", socket,
+        // The password in the environment, not the command line every local user can read.
+        process.environment = ProcessInfo.processInfo.environment.merging(["DESKD_FEEL_PASSWORD": password]) { $1 }
+        process.arguments = ["--base", "http://127.0.0.1:\(webPort)", "--user", user.name, "--socket", socket,
                              "--deskctl", deskctl, "--rounds", String(options.feelRounds), "--raw-display", String(rawDisplays.lowerBound), "--json"]
         let pipe = Pipe()
         process.standardOutput = pipe

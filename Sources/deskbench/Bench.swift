@@ -120,7 +120,8 @@ final class Bench: @unchecked Sendable {
         // built in, as the package installs it beside the templates.
         let portal = URL(fileURLWithPath: options.products).appendingPathComponent("../../Templates/portal").standardized
         let benchPortal = templates.appendingPathComponent("portal")
-        if FileManager.default.fileExists(atPath: portal.path), !FileManager.default.fileExists(atPath: benchPortal.path) {
+        if FileManager.default.fileExists(atPath: portal.path) {
+            try? FileManager.default.removeItem(at: benchPortal)
             try FileManager.default.copyItem(at: portal, to: benchPortal)
         }
         let process = Process()

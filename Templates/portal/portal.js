@@ -485,8 +485,18 @@ async function start(desktop, geometry, slurm, user, tab) {
     if (slurm) fields.slurm = slurm;
     if (user) fields.user = user;
     // A start whose tab is open asks for the desktop's link with it: one request, not two.
-    if (tab) Object.assign(fields, { web: true, ttlSeconds: 60 });
-    const result = await request('start', fields);
+    // deskd refuses such a start, before starting anything, where no link can be made (desktops
+    // on TCP without a VNC password, a user's links all unused): the desktop is then started
+    // without one, and the tab closes with the reason why.
+    let result = await request('start', tab ? Object.assign({ web: true, ttlSeconds: 60 }, fields) : fields)
+      .catch(() => ({ ok: false, answer: {} }));
+    const code = result.answer && result.answer.error && result.answer.error.code;
+    if (tab && !result.ok && (code === 'gateway-off' || code === 'limit-reached')) {
+      tab.close();
+      tab = null;
+      $('desktops-error').textContent = message(result, '') + ' The desktop starts without opening.';
+      result = await request('start', fields).catch(() => ({ ok: false, answer: {} }));
+    }
     if (!result.ok) {
       if (tab) tab.close();
       $('desktops-error').textContent = message(result, 'The desktop did not start.');
@@ -521,9 +531,12 @@ $('start-form').addEventListener('submit', (event) => {
   start($('start-desktop').value, $('start-geometry').value, slurm, user || null, tab);
 });
 
-// Whether a start opens its desktop is the browser's own choice, kept across visits.
-$('start-open').checked = localStorage.getItem('deskd.startOpens') !== '0';
-$('start-open').addEventListener('change', () => localStorage.setItem('deskd.startOpens', $('start-open').checked ? '1' : '0'));
+// Whether a start opens its desktop is the browser's own choice, kept across visits (where
+// the browser keeps anything: without storage it is checked each time).
+try { $('start-open').checked = localStorage.getItem('deskd.startOpens') !== '0'; } catch (error) { /* no storage */ }
+$('start-open').addEventListener('change', () => {
+  try { localStorage.setItem('deskd.startOpens', $('start-open').checked ? '1' : '0'); } catch (error) { /* no storage */ }
+});
 
 // noVNC's page as the click opens it, before the desktop has its link (/deskd-viewer.js in that
 // page waits for it). The tab opens now, on the click (a browser blocks one opened later), and
@@ -532,6 +545,7 @@ const WAITING_VIEWER = '/vnc.html#resize=remote&reconnect=0&path=websockify&view
 function openViewer() {
   const tab = window.open(WAITING_VIEWER, '_blank');
   if (tab) tab.opener = null;
+  else announce('The browser did not open a new tab; Open on the desktop\'s card shows it.');
   return tab;
 }
 
@@ -540,7 +554,8 @@ function openViewer() {
 // desktop, which desktop it shows (its page takes dropped files, drop.js). A tab still on its
 // first blank page is sent to the viewer with both.
 async function showIn(tab, session) {
-  const result = await request('url', { display: session.display, ttlSeconds: 60 });
+  if (tab.closed) return;
+  const result = await request('url', { display: session.display, ttlSeconds: 60 }).catch(() => ({ ok: false, answer: {} }));
   if (!result.ok) {
     tab.close();
     return ($('desktops-error').textContent = message(result, 'The desktop could not be opened.'));
@@ -552,13 +567,14 @@ function hand(tab, link, session) {
   if (tab.closed) return;
   const token = new URLSearchParams(new URL(link).hash.slice(1)).get('token') || '';
   const handed = 'deskd_token=' + encodeURIComponent(token) + (isOwn(session) ? '&deskd_session=' + encodeURIComponent(session.id) : '');
+  // replace: no entry of the tab's history holds the token, even for a moment.
   try {
     if (tab.location.pathname === '/vnc.html') {
-      tab.location.hash = WAITING_VIEWER.split('#')[1] + '&' + handed;
+      tab.location.replace('/vnc.html#' + WAITING_VIEWER.split('#')[1] + '&' + handed);
       return;
     }
   } catch (error) { /* not this origin's page (yet): sent there below */ }
-  tab.location.href = WAITING_VIEWER + '&' + handed;
+  tab.location.replace(WAITING_VIEWER + '&' + handed);
 }
 
 async function openDesktop(session) {

@@ -54,8 +54,11 @@ public final class Gateway: Sendable {
         self.logger = logger
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
+        // noVNC's modules as one file, made now in the background where esbuild is installed.
+        let bundle = ViewerBundle.installed(directory: configuration.novncDirectory)
+        bundle?.prepare()
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory, bundle: ViewerBundle.installed(directory: configuration.novncDirectory)), portalPage: portalPage,
+                                              files: StaticFiles(directory: configuration.novncDirectory, bundle: bundle), portalPage: portalPage,
                                               registry: registry, questions: questions,
                                               streams: EventStreams(limits: .init(total: max(1, configuration.limits.maxConnections / 2))))
     }

@@ -293,7 +293,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return .bundle(version: wanted, body: held ? nil : made.body)
             }
             let answer = files.read(target: target, ifNoneMatch: ifNoneMatch, allocator: allocator)
-            return isViewer ? .viewer(answer, bundle: files.bundle?.current()?.version) : .file(answer)
+            guard isViewer else { return .file(answer) }
+            guard case .file(let page, _, _)? = answer, let bundle = files.bundle,
+                  ViewerBundle.names(String(buffer: page)) else { return .viewer(answer, bundle: nil) }
+            return .viewer(answer, bundle: bundle.current()?.version)
         }
         // Files are read off the event loop: a slow disk must not stall every relay on it.
         let read = environment.readsFilesInline
@@ -319,11 +322,11 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(request, .ok, contentType: contentType, body: page, extraHeaders: headers)
             case .file(.file(let body, let contentType, let tag)?)?:
                 headers.add(name: "ETag", value: tag)
-                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl)
+                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl(forTarget: target))
                 respond(request, .ok, contentType: contentType, body: body, extraHeaders: headers)
             case .file(.notModified(let tag)?)?, .viewer(.notModified(let tag)?, _)?:
                 headers.add(name: "ETag", value: tag)
-                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl)
+                headers.add(name: "Cache-Control", value: StaticFiles.cacheControl(forTarget: target))
                 respond(request, .notModified, contentType: "", body: ByteBuffer(), extraHeaders: headers)
             case .file(nil)?, .viewer(nil, _)?, nil:
                 respond(request, .notFound, body: "Not found.\n")

@@ -70,10 +70,13 @@ enum OpenPage {
     /// deskd's viewer, `/deskd-viewer.js` in noVNC's page: a page the portal opened at the click
     /// loads noVNC while deskd starts the desktop and makes its link. The portal then puts the
     /// link's token in the page's fragment (`deskd_token`, with `deskd_session` for drop.js);
-    /// the token leaves the address bar and the history at once, is traded for the gateway's
-    /// cookie as /open trades it, and noVNC's own Connect is pressed. Its connect panel is
-    /// hidden meanwhile. A page without `deskd_wait` in its fragment is left as it is.
-    /// `data-deskd-viewer` on the root says where it stands: waiting, open, refused.
+    /// the token leaves the address bar and the history at once. Once noVNC is set up it is
+    /// traded for the gateway's cookie as /open trades it, and noVNC's own Connect is pressed at
+    /// once: the cookie has one name, so a trade made earlier could be overtaken by another
+    /// tab's before this one connects. noVNC's connect panel is hidden meanwhile. A link that
+    /// has not come in two minutes (the portal closed, a start that failed where the tab was
+    /// not closed) is said to have not come. A page without `deskd_wait` in its fragment is left
+    /// as it is. `data-deskd-viewer` on the root says where it stands: waiting, open, refused.
     static let viewerScript = """
         'use strict';
         (() => {
@@ -85,14 +88,21 @@ enum OpenPage {
           style.textContent = 'html[data-deskd-viewer="waiting"] #noVNC_connect_dlg, html[data-deskd-viewer="refused"] #noVNC_connect_dlg { visibility: hidden; }' +
             '#deskd-viewer-status { position: fixed; inset: 40% 0 auto; text-align: center; color: #fff; font: 600 18px/1.4 system-ui, sans-serif; }';
           document.head.append(style);
+          // A live region is in the page before its words change, so screen readers say them.
           const status = document.createElement('p');
           status.id = 'deskd-viewer-status';
           status.setAttribute('role', 'status');
-          status.textContent = 'Opening the desktop…';
-          const say = (text) => { status.textContent = text; if (!status.isConnected) document.body.append(status); };
-          const showStatus = () => { if (root.dataset.deskdViewer !== 'open') document.body.append(status); };
+          const say = (text) => {
+            if (!status.isConnected && document.body) document.body.append(status);
+            setTimeout(() => { status.textContent = text; }, 0);
+          };
+          const showStatus = () => { if (root.dataset.deskdViewer === 'waiting') say('Opening the desktop…'); };
           if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', showStatus);
           else showStatus();
+          const refuse = (text) => { root.dataset.deskdViewer = 'refused'; say(text); };
+          const late = setTimeout(() => {
+            if (root.dataset.deskdViewer === 'waiting' && !taken) refuse('The desktop did not come; open it again from the portal.');
+          }, 120000);
           // noVNC's connect panel opens once its page is set up; its Connect works from then on.
           const panel = () => document.getElementById('noVNC_connect_dlg');
           const panelOpen = () => new Promise((resolve) => {
@@ -108,9 +118,11 @@ enum OpenPage {
             const token = fragment.get('deskd_token');
             if (!token || taken) return;
             taken = true;
+            clearTimeout(late);
             fragment.delete('deskd_token');
             fragment.delete('deskd_wait');
             history.replaceState(null, '', location.pathname + '#' + fragment.toString());
+            await panelOpen();
             let answer;
             try {
               const response = await fetch('/exchange', {
@@ -118,17 +130,16 @@ enum OpenPage {
                 headers: { 'Content-Type': 'text/plain' },
               });
               answer = await response.json().catch(() => null);
-              if (!response.ok) {
-                root.dataset.deskdViewer = 'refused';
-                return say(answer?.error?.message || \(jsString(refusedSentence)));
-              }
+              if (!response.ok) return refuse(answer?.error?.message || \(jsString(refusedSentence)));
             } catch (error) {
-              root.dataset.deskdViewer = 'refused';
-              return say('The desktop gateway did not answer; open the desktop again from the portal.');
+              return refuse('The desktop gateway did not answer; open the desktop again from the portal.');
             }
-            // noVNC read view_only=0 when it loaded: a view-only answer loads it again, as /open would.
-            if (answer.viewOnly) return location.replace(\(jsString(viewerLocation)) + '&view_only=1');
-            await panelOpen();
+            // noVNC read view_only=0 when it loaded: a view-only answer loads the page again
+            // (a new fragment alone would not), as /open would send it.
+            if (answer.viewOnly) {
+              location.replace(\(jsString(viewerLocation)) + '&view_only=1');
+              return location.reload();
+            }
             status.remove();
             root.dataset.deskdViewer = 'open';
             window.dispatchEvent(new Event('deskd-viewer-open'));

@@ -118,12 +118,15 @@ public struct StaticFiles: Sendable {
             + String(UInt64(bitPattern: nanoseconds), radix: 16) + "\""
     }
 
-    /// How long a browser keeps noVNC's files without asking again. Its page loads some seventy
-    /// modules, images and sheets; asked for each time, that is most of the page's load. After
-    /// an upgrade of noVNC a browser may hold the old files this long (a reload that bypasses
-    /// the cache, or an hour, ends that); the page itself (vnc.html) is never kept, so deskd's
-    /// own additions to it are always the running gateway's.
-    public static let cacheControl = "max-age=3600"
+    /// How a browser keeps one of noVNC's files. Its code, sheets, pages and settings are asked
+    /// for again each time (a 304 by their tag when unchanged): kept longer, an upgrade of noVNC
+    /// would meet a browser's older copies and mix two versions in one page. Its images, sounds
+    /// and fonts, whose old copy only looks old, are kept an hour. (The bundle of its modules,
+    /// where there is one, is kept for good: its address changes with its bytes.)
+    public static func cacheControl(forTarget target: String) -> String {
+        guard let name = components(ofTarget: target)?.last, let type = contentType(of: name) else { return "no-cache" }
+        return type.hasPrefix("image/") || type.hasPrefix("audio/") || type.hasPrefix("font/") ? "max-age=3600" : "no-cache"
+    }
 
     /// Whether a request's If-None-Match names `tag` (a list, or `*`; weak tags compare too).
     public static func matches(ifNoneMatch header: String?, tag: String) -> Bool {

@@ -11,25 +11,37 @@ import Synchronization
 /// noVNC installed, so what runs is still that noVNC; where esbuild is not installed, or fails,
 /// the page loads noVNC's modules as they are.
 ///
-/// The bundle is made when the page is first asked for, and again whenever a module changes
-/// (a noVNC upgrade): each ask compares the modules' inode, size and modification time with
-/// those it was made from. Its version (a hash of its bytes) is in its address, so a browser
-/// may keep it for good; the page that names it is never kept.
+/// The bundle is made when the gateway starts (or the page is first asked for), and again
+/// whenever a module changes (a noVNC upgrade): each ask compares the modules' inode, size
+/// and modification time with those it was made from. One is made at a time; pages asked for
+/// meanwhile load the modules one by one. Its version (a hash of its bytes) is in its address,
+/// so a browser may keep it for good; the page that names it is never kept. Only a tree that
+/// only root can change is bundled (esbuild follows symlinks), and only noVNC 1.3's page,
+/// which names its entry module by a script tag (Debian 13's noVNC 1.6 imports it inline).
 public final class ViewerBundle: Sendable {
     public let directory: String
     public let bundler: String
 
     /// The bundle made from the modules as they were at `sources`; nil bytes: esbuild failed
-    /// on those (asked again only once they change).
+    /// on those (tried again once they change, or after `retryAfter`).
     private struct Made: Sendable {
         let sources: UInt64
         let version: String
         let body: [UInt8]?
+        let at: ContinuousClock.Instant
     }
 
-    private let made = Mutex<Made?>(nil)
+    private struct State: Sendable {
+        var made: Made?
+        /// One build at a time: the pages asked for meanwhile load the modules one by one.
+        var building = false
+    }
+
+    private let state = Mutex(State())
     /// Why the last bundle could not be made, for the gateway's log (said once per change).
     private let failure = Mutex<String?>(nil)
+    /// A failed build (esbuild killed on a loaded machine, say) is tried again after this long.
+    static let retryAfter: Duration = .seconds(60)
 
     /// Debian's esbuild.
     public static let debianBundler = "/usr/bin/esbuild"
@@ -48,17 +60,50 @@ public final class ViewerBundle: Sendable {
     }
 
     /// The bundle for noVNC's modules as they are now: its version and bytes, made if need be;
-    /// nil where it cannot be made. Blocking (it reads the modules' metadata, and may run
-    /// esbuild): call it off the event loop.
+    /// nil where it cannot be made, or while another caller makes it. Blocking (it reads the
+    /// modules' metadata, and may run esbuild): call it off the event loop.
     public func current() -> (version: String, body: [UInt8])? {
         let sources = sourcesKey()
-        if let known = made.withLock({ $0 }), known.sources == sources {
-            return known.body.map { (known.version, $0) }
+        enum Next { case known(Made), busy, build }
+        let next: Next = state.withLock { state in
+            if let known = state.made, known.sources == sources,
+               known.body != nil || ContinuousClock.now < known.at.advanced(by: Self.retryAfter) {
+                return .known(known)
+            }
+            if state.building { return .busy }
+            state.building = true
+            return .build
         }
-        let body = build()
-        let version = String(Self.fnv1a(body ?? []), radix: 36)
-        made.withLock { $0 = Made(sources: sources, version: version, body: body) }
-        return body.map { (version, $0) }
+        switch next {
+        case .known(let known):
+            return known.body.map { (known.version, $0) }
+        case .busy:
+            return nil
+        case .build:
+            let body = build()
+            let made = Made(sources: sources, version: String(Self.fnv1a(body ?? []), radix: 36), body: body, at: .now)
+            state.withLock { state in
+                state.made = made
+                state.building = false
+            }
+            return body.map { (made.version, $0) }
+        }
+    }
+
+    /// Makes the bundle in the background, where noVNC's page names the entry module (a
+    /// gateway's start): the first page then finds it made.
+    public func prepare() {
+        DispatchQueue.global(qos: .utility).async { [self] in
+            guard let page = try? String(contentsOfFile: directory + "/vnc.html", encoding: .utf8), Self.names(page) else { return }
+            _ = current()
+        }
+    }
+
+    /// Whether noVNC's page loads its entry module by a script tag (noVNC 1.3, Debian 12's),
+    /// the one place the bundle can stand in for it. noVNC 1.6 (Debian 13's) imports it from
+    /// a script in the page: no bundle there, and none is made.
+    public static func names(_ page: String) -> Bool {
+        page.contains(entryReference)
     }
 
     /// Why the bundle could not be made last time it was tried, once: nil when it was made or
@@ -93,23 +138,48 @@ public final class ViewerBundle: Sendable {
         func mix(_ bytes: some Sequence<UInt8>) {
             for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         }
-        for top in ["app", "core", "vendor"] {
-            guard let walk = FileManager.default.enumerator(atPath: directory + "/" + top) else { continue }
-            var paths: [String] = []
-            while let path = walk.nextObject() as? String { if path.hasSuffix(".js") { paths.append(path) } }
-            for path in paths.sorted() {
+        func walk(_ relative: String, depth: Int) {
+            guard depth < 8, let folder = opendir(directory + "/" + relative) else { return }
+            var names: [(name: String, isFolder: Bool)] = []
+            while let entry = readdir(folder) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                guard !name.hasPrefix(".") else { continue }
+                let type = entry.pointee.d_type
+                if type == UInt8(DT_DIR) { names.append((name, true)) }
+                else if name.hasSuffix(".js") { names.append((name, false)) }
+            }
+            closedir(folder)
+            for (name, isFolder) in names.sorted(by: { $0.name < $1.name }) {
+                let path = relative + "/" + name
+                if isFolder {
+                    walk(path, depth: depth + 1)
+                    continue
+                }
                 var info = stat()
-                guard lstat(directory + "/" + top + "/" + path, &info) == 0 else { continue }
-                mix((top + "/" + path).utf8)
-                withUnsafeBytes(of: [UInt64(info.st_ino), UInt64(info.st_size), UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec)]) { mix($0) }
+                guard stat(directory + "/" + path, &info) == 0 else { continue }
+                mix(path.utf8)
+                [UInt64(info.st_ino), UInt64(info.st_size), UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec)].withUnsafeBytes { mix($0) }
             }
         }
+        for top in ["app", "core", "vendor"] { walk(top, depth: 0) }
         return hash
     }
 
     /// esbuild's bundle of the entry module, minified; nil (with the reason kept) if it fails,
     /// takes over ten seconds, or makes something too large to be noVNC's.
     func build() -> [UInt8]? {
+        // esbuild follows symlinks and imports wherever they lead, which the gateway's own file
+        // serving never does: it bundles only a tree that only root can change.
+        for folder in ["", "/app", "/core", "/vendor"] {
+            var info = stat()
+            guard stat(directory + folder, &info) == 0 else { continue }
+            guard info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+                failure.withLock { $0 = "\(directory + folder) is not root's alone (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))), so its modules are not bundled" }
+                return nil
+            }
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: bundler)
         process.arguments = [directory + "/" + Self.entry, "--bundle", "--format=esm", "--minify", "--log-level=error"]
