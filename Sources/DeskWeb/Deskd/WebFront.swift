@@ -69,8 +69,12 @@ public struct WebFront: Sendable {
                 switch event {
                 case .setup(let configuration, let page):
                     gateway = configuration.map {
-                        Gateway(configuration: $0, authority: RemoteAuthority(link: link), portal: RemoteAuthority(link: link), portalPage: page,
-                                logger: logger, onMetricsChange: { counts.changed() })
+                        // noVNC's modules as one file where esbuild is installed, made now in the
+                        // background (a gateway of a test's own serves them one by one).
+                        let bundle = ViewerBundle.installed(directory: $0.novncDirectory)
+                        bundle?.prepare()
+                        return Gateway(configuration: $0, authority: RemoteAuthority(link: link), portal: RemoteAuthority(link: link), portalPage: page,
+                                       viewerBundle: bundle, logger: logger, onMetricsChange: { counts.changed() })
                     }
                     counts.attach(gateway?.metrics)
                 case .listen(let name, let tls):

@@ -43,8 +43,10 @@ public final class Gateway: Sendable {
     /// they are kept in `metrics` only.
     /// `onMetricsChange` is called after each change of `metrics` (deskd-web tells deskd).
     /// `portalPage`: the portal's page (deskd's copy of its files), served at `/` where `portal` is set.
+    /// `viewerBundle`: noVNC's modules as one file (deskd-web's, where esbuild is installed); nil:
+    /// the modules one by one.
     public init(configuration: GatewayConfiguration, authority: any GatewayAuthority, portal: (any PortalAuthority)? = nil,
-                portalPage: PortalPage? = nil, logger: Logger,
+                portalPage: PortalPage? = nil, viewerBundle: ViewerBundle? = nil, logger: Logger,
                 metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance, onMetricsChange: (@Sendable () -> Void)? = nil,
                 eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
@@ -54,11 +56,8 @@ public final class Gateway: Sendable {
         self.logger = logger
         self.group = eventLoopGroup
         self.addresses = SharedAddressQuota(limit: configuration.limits.maxConnectionsPerAddress)
-        // noVNC's modules as one file, made now in the background where esbuild is installed.
-        let bundle = ViewerBundle.installed(directory: configuration.novncDirectory)
-        bundle?.prepare()
         self.environment = GatewayEnvironment(configuration: configuration, authority: authority, portal: portal, logger: logger, metrics: metrics,
-                                              files: StaticFiles(directory: configuration.novncDirectory, bundle: bundle), portalPage: portalPage,
+                                              files: StaticFiles(directory: configuration.novncDirectory, bundle: viewerBundle), portalPage: portalPage,
                                               registry: registry, questions: questions,
                                               streams: EventStreams(limits: .init(total: max(1, configuration.limits.maxConnections / 2))))
     }

@@ -272,8 +272,8 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// What a GET of one of noVNC's files gets, worked out off the event loop.
     private enum Served: Sendable {
         case file(StaticFiles.Answer?)
-        /// The viewer's page, and the bundle's version where there is one.
-        case viewer(StaticFiles.Answer?, bundle: String?)
+        /// The viewer's page, already naming the bundle where there is one.
+        case viewer(StaticFiles.Answer?)
         /// The bundle of noVNC's modules the target names; its version and bytes (nil: the
         /// browser holds them).
         case bundle(version: String, body: [UInt8]?)
@@ -294,9 +294,10 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let answer = files.read(target: target, ifNoneMatch: ifNoneMatch, allocator: allocator)
             guard isViewer else { return .file(answer) }
-            guard case .file(let page, _, _)? = answer, let bundle = files.bundle,
-                  ViewerBundle.names(String(buffer: page)) else { return .viewer(answer, bundle: nil) }
-            return .viewer(answer, bundle: bundle.current()?.version)
+            guard case .file(let page, let contentType, let tag)? = answer, let bundle = files.bundle else { return .viewer(answer) }
+            let text = String(buffer: page)
+            guard ViewerBundle.names(text), let version = bundle.current()?.version else { return .viewer(answer) }
+            return .viewer(.file(body: ByteBuffer(string: ViewerBundle.pointing(text, to: version)), contentType: contentType, tag: tag))
         }
         // Files are read off the event loop: a slow disk must not stall every relay on it.
         let read = environment.readsFilesInline
@@ -314,21 +315,20 @@ final class GatewayHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 headers.add(name: "Cache-Control", value: "max-age=31536000, immutable")
                 guard let body else { return respond(request, .notModified, contentType: "", body: ByteBuffer(), extraHeaders: headers) }
                 respond(request, .ok, contentType: "text/javascript; charset=utf-8", body: context.channel.allocator.buffer(bytes: body), extraHeaders: headers)
-            case .viewer(.file(let body, let contentType, _)?, let bundle)?:
+            case .viewer(.file(let body, let contentType, _)?)?:
                 var page = StaticFiles.inserting(StaticFiles.viewerScriptTag, beforeHeadEndOf: body)
                 if dropScript != nil { page = StaticFiles.inserting(StaticFiles.dropScriptTag, beforeHeadEndOf: page) }
-                if let bundle { page = ByteBuffer(string: ViewerBundle.pointing(String(buffer: page), to: bundle)) }
                 headers.add(name: "Cache-Control", value: "no-cache")
                 respond(request, .ok, contentType: contentType, body: page, extraHeaders: headers)
             case .file(.file(let body, let contentType, let tag)?)?:
                 headers.add(name: "ETag", value: tag)
                 headers.add(name: "Cache-Control", value: StaticFiles.cacheControl(forTarget: target))
                 respond(request, .ok, contentType: contentType, body: body, extraHeaders: headers)
-            case .file(.notModified(let tag)?)?, .viewer(.notModified(let tag)?, _)?:
+            case .file(.notModified(let tag)?)?, .viewer(.notModified(let tag)?)?:
                 headers.add(name: "ETag", value: tag)
                 headers.add(name: "Cache-Control", value: StaticFiles.cacheControl(forTarget: target))
                 respond(request, .notModified, contentType: "", body: ByteBuffer(), extraHeaders: headers)
-            case .file(nil)?, .viewer(nil, _)?, nil:
+            case .file(nil)?, .viewer(nil)?, nil:
                 respond(request, .notFound, body: "Not found.\n")
             }
         }

@@ -63,10 +63,6 @@ enum OpenPage {
 
         """
 
-    /// noVNC's page as the portal opens it at the click (Start, or a card's Open), before the
-    /// desktop has its link: noVNC's settings, not to connect yet, and `deskd_wait`.
-    static let waitingViewerLocation = "/vnc.html#resize=remote&reconnect=0&path=websockify&view_only=0&deskd_wait=1"
-
     /// deskd's viewer, `/deskd-viewer.js` in noVNC's page: a page the portal opened at the click
     /// loads noVNC while deskd starts the desktop and makes its link. The portal then puts the
     /// link's token in the page's fragment (`deskd_token`, with `deskd_session` for drop.js);

@@ -81,7 +81,9 @@ public final class ViewerBundle: Sendable {
             return nil
         case .build:
             let body = build()
-            let made = Made(sources: sources, version: String(Self.fnv1a(body ?? []), radix: 36), body: body, at: .now)
+            var version = Self.fnvOffset
+            Self.fnv1a(body ?? [], into: &version)
+            let made = Made(sources: sources, version: String(version, radix: 36), body: body, at: .now)
             state.withLock { state in
                 state.made = made
                 state.building = false
@@ -134,10 +136,7 @@ public final class ViewerBundle: Sendable {
 
     /// The modules' state: each .js file's path, inode, size and modification time, hashed.
     func sourcesKey() -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ bytes: some Sequence<UInt8>) {
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        }
+        var hash = Self.fnvOffset
         func walk(_ relative: String, depth: Int) {
             guard depth < 8, let folder = opendir(directory + "/" + relative) else { return }
             var names: [(name: String, isFolder: Bool)] = []
@@ -159,8 +158,9 @@ public final class ViewerBundle: Sendable {
                 }
                 var info = stat()
                 guard stat(directory + "/" + path, &info) == 0 else { continue }
-                mix(path.utf8)
-                [UInt64(info.st_ino), UInt64(info.st_size), UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec)].withUnsafeBytes { mix($0) }
+                Self.fnv1a(path.utf8, into: &hash)
+                [UInt64(info.st_ino), UInt64(info.st_size), UInt64(info.st_mtim.tv_sec), UInt64(info.st_mtim.tv_nsec)]
+                    .withUnsafeBytes { Self.fnv1a($0, into: &hash) }
             }
         }
         for top in ["app", "core", "vendor"] { walk(top, depth: 0) }
@@ -217,9 +217,10 @@ public final class ViewerBundle: Sendable {
         func get() -> Data { data.withLock { $0 } }
     }
 
-    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// FNV-1a, 64 bits: the modules' state and the bundle's version (names, not secrets).
+    static let fnvOffset: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    static func fnv1a(_ bytes: some Sequence<UInt8>, into hash: inout UInt64) {
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return hash
     }
 }
